@@ -1,0 +1,77 @@
+# Private Federated Frequency Estimation: build and test entry points.
+#   make book   build the HTML site into _build/html (executes every notebook)
+#   make test   everything CI runs (.ci/run calls exactly this)
+#   make serve  serve _build/html on http://127.0.0.1:8000
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+JB := $(VENV)/bin/jupyter-book
+STAMP := $(VENV)/.installed
+JBFLAGS := -n -W --keep-going
+SANITIZE := tests/nbval_sanitize.cfg
+PORT ?= 8000
+
+.PHONY: help venv mathjax chromium notebooks book book-stored test test-unit test-nbval test-browser serve full clean
+
+help:
+	@sed -n '2,5p' Makefile
+
+venv: $(STAMP)
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade "pip>=24"
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -m pip check
+	touch $(STAMP)
+
+mathjax:
+	bash scripts/fetch_mathjax.sh
+
+chromium:
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@chromium --version
+
+## Re-execute the chapter notebooks and store their outputs (authors run this after a change).
+notebooks: venv
+	$(PY) scripts/execute_notebooks.py $(NB)
+
+## Paper-scale runs of every experiment (outputs go to _build/full, not into the book).
+full: venv
+	FEDFREQ_SCALE=full $(PY) scripts/execute_notebooks.py --output-dir _build/full $(NB)
+
+## Build the site, executing the notebooks (cached by content).
+book: venv mathjax
+	$(JB) build . $(JBFLAGS)
+
+## Build the site from the stored notebook outputs (after nbval has re-executed them).
+book-stored: venv mathjax
+	mkdir -p _build
+	$(PY) scripts/stored_outputs_config.py _config.yml _build/config-stored.yml
+	$(JB) build . $(JBFLAGS) --config _build/config-stored.yml
+
+test-unit: venv
+	$(PY) -m pytest tests -q
+
+test-nbval: venv
+	$(PY) -m pytest -q -p no:randomly --nbval notebooks --nbval-current-env --nbval-sanitize-with $(SANITIZE) -o testpaths=notebooks
+
+test-browser: chromium
+	$(PY) scripts/browser_check_selftest.py
+	$(PY) scripts/browser_check.py _build/html --screenshots _build/screenshots
+
+test: venv mathjax
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory test-unit && \
+	$(MAKE) --no-print-directory test-nbval && \
+	$(MAKE) --no-print-directory book-stored && \
+	$(MAKE) --no-print-directory test-browser && \
+	echo "make test: all stages passed in $$(( $$(date +%s) - start )) s"
+
+serve:
+	$(PY) -m http.server --directory _build/html --bind 127.0.0.1 $(PORT)
+
+clean:
+	rm -rf _build

@@ -1,0 +1,36 @@
+"""fedfreq: the companion package of *Private Federated Frequency Estimation*.
+
+Every algorithm, estimator, bound and accountant used in the book lives here
+once; the chapter notebooks import it. The public API is flat: every name in a
+module's ``__all__`` is importable as ``fedfreq.<name>`` as well as from its module.
+"""
+
+from __future__ import annotations
+
+from . import accounting, baselines, claims, exercises, metrics, scale, secagg, trust_models
+from ._rng import as_generator
+from .accounting import *  # noqa: F401,F403
+from .baselines import *  # noqa: F401,F403
+from .claims import ClaimFailed, check_claim
+from .metrics import *  # noqa: F401,F403
+from .secagg import *  # noqa: F401,F403
+from .trust_models import *  # noqa: F401,F403
+
+__version__ = "0.1.0"
+
+_MODULES = (accounting, baselines, metrics, secagg, trust_models)
+
+
+def _public_names() -> list[str]:
+    names: list[str] = ["as_generator", "check_claim", "ClaimFailed"]
+    owner: dict[str, str] = {}
+    for module in _MODULES:
+        for name in module.__all__:
+            if name in owner:
+                raise ImportError(f"fedfreq: {name} is exported by both {owner[name]} and {module.__name__}")
+            owner[name] = module.__name__
+            names.append(name)
+    return names
+
+
+__all__ = _public_names()

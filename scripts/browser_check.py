@@ -1,0 +1,617 @@
+#!/usr/bin/env python3
+"""Render every page of a built HTML site in headless Chromium and check it.
+
+Usage:
+    .venv/bin/python scripts/browser_check.py _build/html --screenshots _build/screenshots
+
+The site directory is served on 127.0.0.1 (free port) for the duration of the run.
+Every content page (Sphinx internals such as genindex/search and the ``_*`` asset
+folders are skipped) is loaded in Debian's Chromium through Playwright and checked:
+
+* HTTP 200, no uncaught JavaScript errors, no failed requests to the local server;
+* no request leaves 127.0.0.1 (all other hosts are blocked and reported: the book
+  must work fully offline, e.g. MathJax and fonts must not come from a CDN);
+* pages whose HTML contains math are typeset by MathJax: at least one
+  ``mjx-container``, no TeX errors, no raw TeX delimiters left in the text outside
+  code/pre blocks and notebook input cells;
+* every ``<img>`` loaded (``naturalWidth > 0``);
+* every internal link points to an existing file, and ``#fragment`` anchors exist
+  (same-page anchors in the live DOM, cross-page anchors in the target's HTML);
+* a full-page PNG screenshot per page is written to the screenshots directory.
+
+One line per page is printed, followed by a summary; a JSON report is written
+(default: next to the site directory, e.g. ``_build/browser_report.json``).
+Exit status: 0 all pages OK, 1 some page failed, 2 usage/environment error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import functools
+import html
+import http.client
+import http.server
+import json
+import os
+import re
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import quote, unquote, urldefrag, urljoin, urlsplit
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+# Pages that are Sphinx machinery rather than book content.
+EXCLUDED_NAMES = {"genindex.html", "search.html", "py-modindex.html"}
+# Any path component starting with one of these prefixes is skipped
+# (_static, _sources, _images, _downloads, _sphinx_design_static, .doctrees, ...).
+EXCLUDED_DIR_PREFIXES = ("_", ".")
+
+TEX_MARKERS = ("\\(", "\\[", "$$", "\\begin{")
+
+_STRIP_BLOCKS_RE = re.compile(
+    r"<(script|style|pre|code|textarea|template)\b[^>]*>.*?</\1\s*>", re.S | re.I
+)
+_COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
+_MATH_CLASS_RE = re.compile(
+    r"""class\s*=\s*["'][^"']*(?<![\w-])math(?![\w-])[^"']*["']""", re.I
+)
+_REFRESH_RE = re.compile(
+    r"""<meta[^>]+http-equiv\s*=\s*["']?refresh["']?[^>]*content\s*=\s*["']\s*\d+\s*;\s*url\s*=\s*([^"'>]+)""",
+    re.I,
+)
+_ID_RE = re.compile(r"""\s(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
+
+
+# --------------------------------------------------------------------------- server
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Static file handler that behaves like a plain static host.
+
+    Directories without ``index.html`` are 404 (no auto-generated listings), and
+    nothing is logged to stderr.
+    """
+
+    def list_directory(self, path):  # noqa: D401 - http.server API
+        self.send_error(404, "No index.html in directory")
+        return None
+
+    def log_message(self, format, *args):  # noqa: A002 - http.server API
+        pass
+
+    def end_headers(self):
+        # Always revalidate so that a second run never sees stale files.
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+
+class SiteServer:
+    def __init__(self, root: Path):
+        handler = functools.partial(_QuietHandler, directory=str(root))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.host, self.port = self.httpd.server_address[:2]
+        self.origin = f"http://{self.host}:{self.port}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> "SiteServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def find_pages(site: Path, includes: list[str], excludes: list[str]) -> list[str]:
+    pages = []
+    for path in sorted(site.rglob("*.html")):
+        rel = path.relative_to(site).as_posix()
+        parts = rel.split("/")
+        if parts[-1] in EXCLUDED_NAMES:
+            continue
+        if any(p.startswith(EXCLUDED_DIR_PREFIXES) for p in parts[:-1]):
+            continue
+        if any("mathjax" in p.lower() for p in parts[:-1]):
+            continue
+        if any(fnmatch.fnmatch(rel, pat) for pat in excludes):
+            continue
+        if includes and not any(fnmatch.fnmatch(rel, pat) for pat in includes):
+            continue
+        pages.append(rel)
+    return pages
+
+
+def source_has_math(raw_html: str) -> bool:
+    """True if the page's HTML (outside scripts/code) carries math for MathJax."""
+    text = _COMMENT_RE.sub("", raw_html)
+    text = _STRIP_BLOCKS_RE.sub("", text)
+    if _MATH_CLASS_RE.search(text):
+        return True
+    return any(marker in text for marker in TEX_MARKERS)
+
+
+def screenshot_name(rel: str) -> str:
+    stem = rel[:-5] if rel.endswith(".html") else rel
+    return re.sub(r"[^A-Za-z0-9._-]+", "__", stem.replace("/", "__")) + ".png"
+
+
+class LinkChecker:
+    """Checks internal URLs against the local server, caching every answer."""
+
+    def __init__(self, server: SiteServer):
+        self.server = server
+        self.status: dict[str, int | str] = {}
+        self.anchors: dict[str, set[str] | None] = {}
+
+    def _request(self, method: str, path: str) -> tuple[int, bytes]:
+        conn = http.client.HTTPConnection(self.server.host, self.server.port, timeout=10)
+        try:
+            conn.request(method, path or "/")
+            resp = conn.getresponse()
+            body = resp.read() if method == "GET" else b""
+            return resp.status, body
+        finally:
+            conn.close()
+
+    def check(self, path: str) -> int | str:
+        if path not in self.status:
+            try:
+                self.status[path] = self._request("HEAD", path)[0]
+            except OSError as exc:  # pragma: no cover - server is local
+                self.status[path] = f"error: {exc}"
+        return self.status[path]
+
+    def ids_of(self, path: str) -> set[str] | None:
+        """Element ids/names in the HTML at ``path`` (None if not HTML/unreadable)."""
+        if path not in self.anchors:
+            ids = None
+            try:
+                status, body = self._request("GET", path)
+                if status == 200:
+                    text = body.decode("utf-8", "replace")
+                    if "<html" in text[:2000].lower() or path.endswith((".html", "/")):
+                        ids = {html.unescape(a or b) for a, b in _ID_RE.findall(text)}
+            except OSError:  # pragma: no cover
+                pass
+            self.anchors[path] = ids
+        return self.anchors[path]
+
+
+# ----------------------------------------------------------------------- page scripts
+
+JS_WAIT_MATHJAX = """
+async (timeoutMs) => {
+  const mj = window.MathJax;
+  if (!(mj && mj.startup && mj.startup.promise)) {
+    return {state: "absent", version: null};
+  }
+  const timer = new Promise(r => setTimeout(() => r("timeout"), timeoutMs));
+  const state = await Promise.race([
+    mj.startup.promise.then(() => "done", e => "error: " + (e && e.message || e)),
+    timer,
+  ]);
+  try { await Promise.race([document.fonts.ready, timer]); } catch (e) {}
+  return {state, version: mj.version || null};
+}
+"""
+
+JS_MATH_STATE = """
+(markers) => {
+  const SKIP_TAGS = new Set(["PRE", "CODE", "KBD", "SAMP", "SCRIPT", "STYLE", "TEXTAREA",
+                             "NOSCRIPT", "TEMPLATE", "MJX-CONTAINER"]);
+  const SKIP_CLASSES = ["cell_input", "highlight", "jp-InputArea", "input_area"];
+  const skipped = (el) => {
+    for (; el; el = el.parentElement) {
+      if (SKIP_TAGS.has(el.tagName)) return true;
+      if (el.classList && SKIP_CLASSES.some(c => el.classList.contains(c))) return true;
+    }
+    return false;
+  };
+  const clip = (s, i) => s.slice(Math.max(0, i - 30), i + 50).replace(/\\s+/g, " ").trim();
+
+  const rawTex = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.nodeValue;
+    if (!text || !markers.some(m => text.includes(m))) continue;
+    // text inside .math elements is reported below as "not typeset"
+    if (skipped(node.parentElement) || node.parentElement.closest(".math")) continue;
+    for (const m of markers) {
+      const i = text.indexOf(m);
+      if (i >= 0) { rawTex.push(clip(text, i)); break; }
+    }
+    if (rawTex.length >= 5) break;
+  }
+
+  const untypeset = [];
+  for (const el of document.querySelectorAll(".math")) {
+    if (skipped(el) || el.querySelector("mjx-container")) continue;
+    if (el.textContent.trim()) untypeset.push(el.textContent.trim().slice(0, 80));
+    if (untypeset.length >= 5) break;
+  }
+
+  const errors = Array.from(document.querySelectorAll("mjx-merror")).slice(0, 5).map(
+    e => (e.getAttribute("data-mjx-error") || e.textContent || "").trim().slice(0, 120));
+
+  return {
+    containers: document.querySelectorAll("mjx-container").length,
+    rawTex, untypeset, errors,
+  };
+}
+"""
+
+JS_IMAGES = """
+async (timeoutMs) => {
+  const imgs = Array.from(document.images);
+  for (const img of imgs) { if (img.loading === "lazy") img.loading = "eager"; }
+  const settle = (img) => img.complete ? Promise.resolve() : new Promise(r => {
+    img.addEventListener("load", r, {once: true});
+    img.addEventListener("error", r, {once: true});
+  });
+  await Promise.race([Promise.all(imgs.map(settle)),
+                      new Promise(r => setTimeout(r, timeoutMs))]);
+  const out = [];
+  for (const img of imgs) {
+    let decoded = img.naturalWidth > 0;
+    if (!decoded && img.complete && (img.currentSrc || img.src)) {
+      try { await img.decode(); decoded = true; } catch (e) { decoded = false; }
+    }
+    out.push({src: img.getAttribute("src") || "", url: img.currentSrc || img.src,
+              complete: img.complete, naturalWidth: img.naturalWidth, decoded});
+  }
+  return out;
+}
+"""
+
+JS_LINKS = """
+() => {
+  const out = [];
+  for (const a of document.querySelectorAll("a[href]")) {
+    const raw = a.getAttribute("href");
+    const url = a.href;
+    if (!url) continue;
+    out.push({raw, url});
+  }
+  return out;
+}
+"""
+
+JS_HAS_ANCHOR = """
+(frag) => {
+  let id = frag;
+  try { id = decodeURIComponent(frag); } catch (e) {}
+  return !!(document.getElementById(id) || document.getElementById(frag)
+            || document.getElementsByName(id).length);
+}
+"""
+
+
+# ------------------------------------------------------------------------- checking
+
+
+def _inspect_page(page, result, fail, is_local, links, raw, url, rel, args,
+                  shots_dir):
+    """Checks (b)-(e) on a loaded page; failures are reported through ``fail``."""
+    # (b) math
+    result["has_math"] = source_has_math(raw)
+    mj = page.evaluate(JS_WAIT_MATHJAX, args.mathjax_timeout * 1000)
+    result["mathjax"] = mj
+    state = page.evaluate(JS_MATH_STATE, list(TEX_MARKERS))
+    result["mjx_containers"] = state["containers"]
+    if result["has_math"]:
+        if mj["state"] == "absent":
+            fail("mathjax", "page has math but MathJax did not load")
+        elif mj["state"] != "done":
+            fail("mathjax", f"MathJax did not finish: {mj['state']}")
+        if state["containers"] == 0:
+            fail("mathjax", "page has math but no mjx-container was rendered")
+    for snippet in state["rawTex"]:
+        fail("raw-tex", f"raw TeX in rendered text: {snippet!r}")
+    for snippet in state["untypeset"]:
+        fail("raw-tex", f"math element not typeset: {snippet!r}")
+    for err in state["errors"]:
+        fail("math-error", f"MathJax error: {err}")
+
+    # (c) images
+    images = page.evaluate(JS_IMAGES, args.timeout * 1000)
+    result["images"] = len(images)
+    for img in images:
+        if not img["complete"] or (img["naturalWidth"] == 0 and not img["decoded"]):
+            fail("image", f"image did not load: {img['src'] or img['url'] or '<no src>'}")
+
+    # (d) links and anchors
+    anchors_here: dict[str, bool] = {}
+    page_path = urlsplit(url).path
+    for link in page.evaluate(JS_LINKS):
+        target = link["url"]
+        if not is_local(target):
+            continue
+        base, frag = urldefrag(target)
+        path = urlsplit(base).path or "/"
+        query = urlsplit(base).query
+        result["links_checked"] += 1
+        status = links.check(path + (f"?{query}" if query else ""))
+        if status != 200:
+            fail("link", f"broken link {link['raw']!r} -> {path} ({status})")
+            continue
+        if not frag:
+            continue
+        if path == page_path:
+            if frag not in anchors_here:
+                anchors_here[frag] = page.evaluate(JS_HAS_ANCHOR, frag)
+            if not anchors_here[frag]:
+                fail("anchor", f"missing anchor {link['raw']!r} on this page")
+        else:
+            ids = links.ids_of(path)
+            if ids is not None and unquote(frag) not in ids and frag not in ids:
+                fail("anchor", f"missing anchor {link['raw']!r} in {path}")
+
+    # (e) screenshot
+    if shots_dir is not None:
+        shot = shots_dir / screenshot_name(rel)
+        try:
+            page.screenshot(path=str(shot), full_page=True, timeout=args.timeout * 1000)
+            result["screenshot"] = str(shot)
+        except Exception as exc:  # noqa: BLE001
+            fail("screenshot", f"screenshot failed: {exc}".splitlines()[0])
+
+
+def check_page(context, server, links, site, rel, args, shots_dir):
+    url = f"{server.origin}/{quote(rel)}"
+    result = {
+        "page": rel,
+        "url": url,
+        "ok": True,
+        "failures": [],
+        "console_errors": [],
+        "ignored_page_errors": [],
+        "has_math": False,
+        "mathjax": None,
+        "mjx_containers": 0,
+        "images": 0,
+        "links_checked": 0,
+        "screenshot": None,
+        "seconds": 0.0,
+    }
+    failures = result["failures"]
+    seen_failures: set[tuple[str, str]] = set()
+
+    def fail(kind: str, detail: str) -> None:
+        if (kind, detail) not in seen_failures:
+            seen_failures.add((kind, detail))
+            failures.append({"kind": kind, "detail": detail})
+
+    def is_local(u: str) -> bool:
+        return u.startswith(server.origin + "/") or u == server.origin
+
+    started = time.monotonic()
+    raw = (site / rel).read_text(encoding="utf-8", errors="replace")
+    redirect = _REFRESH_RE.search(raw)
+    if redirect:
+        # A bare meta-refresh stub (e.g. Jupyter Book's index.html): check that it is
+        # served and that its target exists; the target is checked as a page itself.
+        target = urljoin(url, html.unescape(redirect.group(1).strip()))
+        result["redirect"] = target[len(server.origin):] if is_local(target) else target
+        status = links.check(urlsplit(url).path)
+        if status != 200:
+            fail("http", f"page returned HTTP {status}")
+        if not is_local(target):
+            fail("external", f"redirects outside the site: {target}")
+        else:
+            status = links.check(urlsplit(urldefrag(target)[0]).path or "/")
+            if status != 200:
+                fail("link", f"redirect target {result['redirect']} ({status})")
+        result["ok"] = not failures
+        result["seconds"] = round(time.monotonic() - started, 2)
+        return result
+
+    page = context.new_page()
+    collecting = [True]
+    blocked: list[str] = []
+    own_netloc = f"{server.host}:{server.port}"
+
+    def is_outside(u: str) -> bool:
+        parts = urlsplit(u)
+        return parts.scheme in ("http", "https", "ws", "wss") and parts.netloc != own_netloc
+
+    def on_route(route):
+        req_url = route.request.url
+        if is_outside(req_url):
+            if collecting[0] and req_url not in blocked:
+                blocked.append(req_url)
+            route.abort("blockedbyclient")
+        else:
+            route.continue_()
+
+    def on_response(resp):
+        if collecting[0] and is_local(resp.url) and resp.status >= 400:
+            fail("request", f"{resp.status} {resp.url[len(server.origin):]}")
+
+    def on_request_failed(req):
+        if collecting[0] and is_local(req.url):
+            fail("request", f"{req.failure} {req.url[len(server.origin):]}")
+
+    def on_request(req):
+        # Safety net for anything the router does not see (e.g. WebSockets).
+        if collecting[0] and is_outside(req.url) and req.url not in blocked:
+            blocked.append(req.url)
+
+    def on_console(msg):
+        if collecting[0] and msg.type == "error":
+            result["console_errors"].append(msg.text[:300])
+
+    def on_pageerror(exc):
+        if not collecting[0]:
+            return
+        text = (str(exc).splitlines() or [repr(exc)])[0][:300]
+        if any(re.search(pat, text) for pat in args.allow_pageerror):
+            result["ignored_page_errors"].append(text)
+        else:
+            fail("pageerror", text)
+
+    page.route("**/*", on_route)
+    page.on("response", on_response)
+    page.on("requestfailed", on_request_failed)
+    page.on("request", on_request)
+    page.on("console", on_console)
+    page.on("pageerror", on_pageerror)
+    page.on("websocket", lambda ws: on_request(ws))
+
+    try:
+        try:
+            response = page.goto(url, wait_until="load", timeout=args.timeout * 1000)
+        except Exception as exc:  # noqa: BLE001 - report any navigation error
+            fail("http", f"navigation failed: {exc}".splitlines()[0])
+            response = None
+        if response is not None and response.status != 200:
+            fail("http", f"page returned HTTP {response.status}")
+
+        if response is not None:
+            _inspect_page(page, result, fail, is_local, links, raw, url, rel,
+                          args, shots_dir)
+    except Exception as exc:  # noqa: BLE001 - a checker bug must not hide other pages
+        fail("internal", f"checker error: {exc}".splitlines()[0][:300])
+    finally:
+        collecting[0] = False
+        for ext in blocked:
+            fail("external", f"request to outside host blocked: {ext}")
+        try:
+            page.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    result["ok"] = not failures
+    result["seconds"] = round(time.monotonic() - started, 2)
+    return result
+
+
+def summarize_failures(failures: list[dict], per_kind: int = 3) -> str:
+    """One-line summary, at most ``per_kind`` details per kind (the report has all)."""
+    shown: dict[str, int] = {}
+    parts = []
+    for f in failures:
+        n = shown.get(f["kind"], 0)
+        shown[f["kind"]] = n + 1
+        if n < per_kind:
+            parts.append(f"[{f['kind']}] {f['detail']}")
+    for kind, n in shown.items():
+        if n > per_kind:
+            parts.append(f"[{kind}] ... {n - per_kind} more")
+    return "; ".join(parts)
+
+
+def find_chromium(explicit: str | None) -> str | None:
+    for cand in (explicit, shutil.which("chromium"), "/usr/bin/chromium",
+                 shutil.which("chromium-browser")):
+        if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("site", type=Path, help="built HTML directory, e.g. _build/html")
+    ap.add_argument("--screenshots", type=Path, default=None,
+                    help="directory for full-page PNG screenshots")
+    ap.add_argument("--report", type=Path, default=None,
+                    help="JSON report path (default: <site>/../browser_report.json)")
+    ap.add_argument("--chromium", default=None, help="Chromium executable")
+    ap.add_argument("--include", action="append", default=[],
+                    help="only check pages matching this glob (repeatable)")
+    ap.add_argument("--exclude", action="append", default=[],
+                    help="skip pages matching this glob (repeatable)")
+    ap.add_argument("--allow-pageerror", action="append", default=[], metavar="REGEX",
+                    help="do not fail on uncaught JS errors matching REGEX (repeatable; "
+                         "they are still listed in the report)")
+    ap.add_argument("--timeout", type=float, default=30, help="per-page load timeout, s")
+    ap.add_argument("--mathjax-timeout", type=float, default=20,
+                    help="how long to wait for MathJax to finish, s")
+    ap.add_argument("--width", type=int, default=1280)
+    ap.add_argument("--height", type=int, default=900)
+    args = ap.parse_args(argv)
+
+    site = args.site.resolve()
+    if not site.is_dir():
+        print(f"browser_check: {args.site} is not a directory", file=sys.stderr)
+        return 2
+    report_path = args.report or (site.parent / "browser_report.json")
+    chromium = find_chromium(args.chromium)
+    if chromium is None:
+        print("browser_check: chromium not found (apt-get install -y chromium)", file=sys.stderr)
+        return 2
+    pages = find_pages(site, args.include, args.exclude)
+    if not pages:
+        print(f"browser_check: no pages to check under {site}", file=sys.stderr)
+        return 2
+
+    shots_dir = None
+    if args.screenshots is not None:
+        shots_dir = args.screenshots.resolve()
+        shots_dir.mkdir(parents=True, exist_ok=True)
+        for old in shots_dir.glob("*.png"):
+            old.unlink()
+
+    from playwright.sync_api import sync_playwright
+
+    started = time.monotonic()
+    results = []
+    with SiteServer(site) as server, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(
+                viewport={"width": args.width, "height": args.height},
+                service_workers="block",
+                locale="en-US",
+            )
+            links = LinkChecker(server)
+            for rel in pages:
+                res = check_page(context, server, links, site, rel, args, shots_dir)
+                results.append(res)
+                if res["ok"] and res.get("redirect"):
+                    print(f"OK   {rel}  (redirect -> {res['redirect']})", flush=True)
+                elif res["ok"]:
+                    extra = f"math={res['mjx_containers']}" if res["has_math"] else "no math"
+                    print(f"OK   {rel}  ({extra}, {res['images']} img, "
+                          f"{res['links_checked']} links, {res['seconds']:.1f}s)", flush=True)
+                else:
+                    reasons = summarize_failures(res["failures"])
+                    print(f"FAIL {rel}  {reasons}", flush=True)
+            context.close()
+        finally:
+            browser.close()
+
+    failed = [r for r in results if not r["ok"]]
+    elapsed = round(time.monotonic() - started, 1)
+    report = {
+        "site": str(site),
+        "chromium": chromium,
+        "pages_checked": len(results),
+        "pages_failed": len(failed),
+        "seconds": elapsed,
+        "pages": results,
+    }
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    report_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"{len(results)} pages checked, {len(failed)} failed ({elapsed}s); report: {report_path}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""Tests of the shared helpers: rng normalisation, validation, claims, scale switch."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import fedfreq
+from fedfreq import scale
+from fedfreq._rng import as_generator
+from fedfreq._validation import check_array, check_choice, check_int, check_real
+from fedfreq.claims import ClaimFailed, check_claim
+
+
+def test_as_generator_accepts_the_three_forms():
+    g = np.random.default_rng(1)
+    assert as_generator(g) is g
+    assert as_generator(5).integers(1 << 30) == np.random.default_rng(5).integers(1 << 30)
+    assert isinstance(as_generator(None), np.random.Generator)
+    assert as_generator(np.int64(3)).random() == np.random.default_rng(3).random()
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "7", True, [1, 2]])
+def test_as_generator_rejects_other_input(bad):
+    with pytest.raises(ValueError, match="rng"):
+        as_generator(bad)
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_check_real_never_lets_a_bad_value_through(x):
+    try:
+        y = check_real("theta", x, low=0.0, high=0.25, low_open=True)
+    except ValueError as err:
+        assert "theta" in str(err)
+        assert not (math.isfinite(x) and 0.0 < x <= 0.25)
+    else:
+        assert 0.0 < y <= 0.25
+
+
+@given(st.one_of(st.integers(-10, 10), st.floats(-10, 10), st.booleans()))
+def test_check_int(x):
+    try:
+        k = check_int("m", x, low=1)
+    except ValueError as err:
+        assert "m must be an integer in [1, inf)" in str(err)
+    else:
+        assert k >= 1 and k == x and not isinstance(x, bool)
+
+
+def test_check_int_accepts_integral_floats_like_1e9():
+    assert check_int("n", 1e9, low=1) == 10**9
+
+
+def test_check_array():
+    assert check_array("x", [1, 2, 3], ndim=1, low=0).dtype == float
+    assert check_array("x", [1.0, 2.0], integer=True).dtype == np.int64
+    for bad, pattern in [([1, np.nan], "finite"), ([[1, 2]], "1-dimensional"), ([1.5], "integers"), ([-1], r"\[0, inf\)")]:
+        with pytest.raises(ValueError, match="x"):
+            check_array("x", bad, ndim=1, integer=pattern == "integers", low=0)
+    with pytest.raises(ValueError, match="shape"):
+        check_array("x", np.zeros((2, 3)), shape=(None, 4))
+    assert check_choice("design", "fresh", {"fresh", "shared"}) == "fresh"
+    with pytest.raises(ValueError, match="design"):
+        check_choice("design", "other", {"fresh", "shared"})
+
+
+def test_check_claim_prints_and_fails_loudly(capsys):
+    assert check_claim("S0-L3", passed=True, evidence="x  y", verdict="verified with correction") is None
+    assert capsys.readouterr().out == "S0-L3: verified with correction. x y\n"
+    with pytest.raises(ClaimFailed, match="S0-L3"):
+        check_claim("S0-L3", passed=False, evidence="off by 2")
+    check_claim("F-X", passed=np.bool_(True), evidence="")
+    assert capsys.readouterr().out.startswith("F-X: verified.")
+    for kwargs in ({"passed": 1}, {"passed": np.array([True])}, {"passed": True, "verdict": "plausible"}):
+        with pytest.raises(ValueError):
+            check_claim("F-X", evidence="", **kwargs)
+    with pytest.raises(ValueError, match="claim_id"):
+        check_claim("lemma 3", passed=True, evidence="")
+
+
+def test_scale_switch(monkeypatch):
+    monkeypatch.delenv(scale.ENV_VAR, raising=False)
+    assert scale.pick(1, 2) == 1 and scale.progress([1, 2]) == [1, 2]
+    monkeypatch.setenv(scale.ENV_VAR, "full")
+    assert scale.pick(1, 2) == 2
+    monkeypatch.setenv(scale.ENV_VAR, "huge")
+    with pytest.raises(ValueError, match="FEDFREQ_SCALE"):
+        scale.current_scale()
+
+
+def test_flat_namespace_exports_every_public_name():
+    for name in fedfreq.__all__:
+        assert hasattr(fedfreq, name), name
