@@ -51,7 +51,7 @@ __all__ = [
 
 
 def _quiet_overflow(func):
-    """Silence numpy's overflow warning; results are checked by :func:`_finite` instead."""
+    """Silence numpy's overflow warning; results are checked by ``_finite`` instead."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):

@@ -23,7 +23,7 @@ Models (:data:`MODELS`)
 ``"central-gaussian"``
     A trusted curator releases :math:`S + N(0, \\sigma^2)` with the smallest
     :math:`\\sigma` allowed by the analytic Gaussian mechanism
-    (:func:`analytic_gaussian_sigma`).
+    (:func:`fedfreq.accounting.gaussian_sigma`, sensitivity 1).
 ``"local-rr"``
     Every user reports her bit through binary randomized response at level
     :math:`\\varepsilon`; the analyst debiases the sum of reports.
@@ -32,9 +32,13 @@ Models (:data:`MODELS`)
     reports being shuffled before the analyst sees them; :math:`\\varepsilon_0` is
     chosen with the amplification bound of :func:`shuffle_epsilon`.
 ``"distributed-binomial"``
-    Every client adds :math:`\\mathrm{Bin}(t, 1/2)` noise to her bit; secure aggregation
-    reveals only the noisy sum; the privacy of :math:`S + \\mathrm{Bin}(nt, 1/2)` is
-    computed exactly (:func:`binomial_mechanism_delta`).
+    Every client adds :math:`\\mathrm{Bin}(t, p)` noise to her bit, with an integer
+    :math:`t \\ge 1` and :math:`p \\in (0, 1/2]`; secure aggregation reveals only the
+    noisy sum :math:`S + \\mathrm{Bin}(nt, p)`, whose privacy is computed exactly
+    (:func:`binomial_mechanism_delta`), and the server subtracts :math:`ntp`. When
+    little noise is needed in total, the clients keep :math:`t = 1` and lower
+    :math:`p`, so the error is not floored at :math:`\\sqrt n/2`
+    (:func:`binomial_client_noise`).
 
 Caveats
 -------
@@ -54,14 +58,14 @@ from scipy import optimize, special
 
 from ._rng import as_generator
 from ._validation import check_array, check_choice, check_int, check_real
+from .accounting import _log1mexp, gaussian_sigma
 
 __all__ = [
     "MODELS",
-    "analytic_gaussian_delta",
-    "analytic_gaussian_sigma",
+    "binomial_client_noise",
     "binomial_mechanism_delta",
+    "binomial_noise_probability",
     "binomial_noise_trials",
-    "binomial_trials_per_client",
     "calibrate_count",
     "count_error_curve",
     "count_std",
@@ -73,6 +77,7 @@ __all__ = [
     "simulate_count",
 ]
 
+#: The five trust models compared on the counting task.
 MODELS = ("central-laplace", "central-gaussian", "local-rr", "shuffle-rr", "distributed-binomial")
 
 _NEEDS_DELTA = ("central-gaussian", "shuffle-rr", "distributed-binomial")
@@ -92,16 +97,6 @@ def _check_delta(delta, *, required: bool, model: str | None = None) -> float | 
             raise ValueError(f"delta must be given{what}: a real number in (0, 1); got None")
         return None
     return check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
-
-
-def _log1mexp(x: np.ndarray) -> np.ndarray:
-    """``log(1 - exp(x))`` for ``x < 0``, accurate near 0 and for very negative ``x``."""
-    x = np.asarray(x, dtype=float)
-    out = np.empty_like(x)
-    near = x > -math.log(2.0)
-    out[near] = np.log(-np.expm1(x[near]))
-    out[~near] = np.log1p(-np.exp(x[~near]))
-    return out
 
 
 def rr_keep_probability(epsilon) -> float:
@@ -127,95 +122,10 @@ def _rr_std(n: int, eps0: float) -> float:
     return math.sqrt(n) * math.exp(-eps0 / 2.0) / -math.expm1(-eps0)
 
 
-# ---------------------------------------------------------------- central Gaussian
-
-
-def _gauss_log_delta(sigma: float, eps: float) -> float:
-    a = 0.5 / sigma - eps * sigma
-    b = -0.5 / sigma - eps * sigma
-    la = float(special.log_ndtr(a))
-    lb = eps + float(special.log_ndtr(b))
-    x = lb - la
-    if x >= 0.0:  # only reachable through rounding when delta is below ~1e-16 of Phi(a)
-        return -math.inf
-    return la + float(_log1mexp(np.array([x]))[0])
-
-
-def analytic_gaussian_delta(sigma, *, epsilon) -> float:
-    """Exact :math:`\\delta(\\varepsilon)` of the Gaussian mechanism with sensitivity 1.
-
-    Balle & Wang (ICML 2018, Theorem 8): adding :math:`N(0, \\sigma^2)` to a query of
-    sensitivity :math:`\\Delta = 1` is :math:`(\\varepsilon, \\delta)`-DP if and only if
-
-    .. math::
-        \\delta \\ge \\Phi\\Big(\\frac{1}{2\\sigma} - \\varepsilon\\sigma\\Big)
-        - e^{\\varepsilon}\\,\\Phi\\Big(-\\frac{1}{2\\sigma} - \\varepsilon\\sigma\\Big).
-
-    The right-hand side is evaluated in log space (``scipy.special.log_ndtr``), as
-    :math:`\\log\\Phi(a) + \\log(1 - e^{\\varepsilon + \\log\\Phi(b) - \\log\\Phi(a)})`, so
-    that values of :math:`\\delta` far below machine epsilon keep their relative accuracy.
-
-    Parameters
-    ----------
-    sigma : float
-        Noise standard deviation, in :math:`(0, \\infty)`.
-    epsilon : float
-        In :math:`(0, \\infty)`.
-
-    Examples
-    --------
-    >>> f"{analytic_gaussian_delta(4.0, epsilon=1.0):.4e}"
-    '2.9243e-06'
-    """
-    s = check_real("sigma", sigma, low=0.0, low_open=True)
-    eps = _check_epsilon(epsilon)
-    return math.exp(_gauss_log_delta(s, eps))
-
-
 @functools.lru_cache(maxsize=4096)
-def _analytic_sigma(eps: float, delta: float) -> float:
-    target = math.log(delta)
-
-    def g(u: float) -> float:
-        return _gauss_log_delta(math.exp(u), eps) - target
-
-    # delta(sigma) falls from 1 (sigma -> 0) to 0 (sigma -> inf): bracket in log sigma.
-    u0 = math.log(math.sqrt(2.0 * math.log(1.25 / delta)) / eps)
-    lo, hi = u0 - 1.0, u0 + 1.0
-    while g(lo) <= 0.0:
-        lo -= 1.0
-    while g(hi) >= 0.0:
-        hi += 1.0
-    u = optimize.brentq(g, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
-    sigma = math.exp(u)
-    # brentq returns a point within xtol of the root; make sure it is on the private side.
-    while _gauss_log_delta(sigma, eps) > target:
-        sigma = float(np.nextafter(sigma, np.inf))
-    return sigma
-
-
-def analytic_gaussian_sigma(epsilon, *, delta) -> float:
-    """Smallest :math:`\\sigma` for which the Gaussian mechanism (sensitivity 1) is (ε, δ)-DP.
-
-    Solves :math:`\\delta(\\sigma) = \\delta` for the exact curve of
-    :func:`analytic_gaussian_delta` (Balle & Wang 2018, Theorem 8) with ``brentq`` on
-    :math:`\\log\\sigma`; :math:`\\delta(\\sigma)` is strictly decreasing, so the root is
-    unique. The returned value satisfies :math:`\\delta(\\sigma) \\le \\delta`.
-
-    Unlike the classical calibration :math:`\\sqrt{2\\log(1.25/\\delta)}/\\varepsilon`
-    (Dwork & Roth 2014, Theorem A.1, proved for :math:`\\varepsilon < 1` only), this is
-    valid for every :math:`\\varepsilon > 0`, and it is never larger.
-
-    Examples
-    --------
-    >>> round(analytic_gaussian_sigma(1.0, delta=1e-6), 4)
-    4.2247
-    >>> analytic_gaussian_sigma(0.5, delta=1e-6) < math.sqrt(2 * math.log(1.25 / 1e-6)) / 0.5
-    True
-    """
-    eps = _check_epsilon(epsilon)
-    d = _check_delta(delta, required=True)
-    return _analytic_sigma(eps, d)
+def _central_sigma(eps: float, delta: float) -> float:
+    # gaussian_sigma runs a root finder; simulate_count recalibrates on every call.
+    return gaussian_sigma(eps, delta)
 
 
 # ------------------------------------------------------------------------- shuffle
@@ -404,46 +314,69 @@ def _bd0(x: np.ndarray, m: float) -> np.ndarray:
     return out
 
 
-def _log_binom_half_pmf(k: np.ndarray, N: int) -> np.ndarray:
-    """``log P(k)`` for P = Bin(N, 1/2), with absolute error of a few units of rounding.
+def _log_binom_pmf(k: np.ndarray, N: int, p: float) -> np.ndarray:
+    """``log P(k)`` for P = Bin(N, p), 0 < p < 1, with absolute error of a few units of rounding.
 
-    The error is a few ``eps`` times the size of the terms summed (the deviances
-    ``x log(x/m)``), about 1e-13 wherever ``log P > -1000``, for any ``N``.
+    Loader's (2000) saddle-point form, used by R's ``dbinom``:
+
+    .. math::
+        \\log P(k) = \\tfrac12\\log\\frac{N}{2\\pi k (N-k)} + \\mathrm{se}(N) - \\mathrm{se}(k)
+        - \\mathrm{se}(N-k) - \\mathrm{bd}(k, Np) - \\mathrm{bd}(N-k, Nq)
+
+    for :math:`0 < k < N`, with :math:`\\mathrm{se}` the error of Stirling's formula
+    (``_stirlerr``) and :math:`\\mathrm{bd}(x, m) = x\\log(x/m) + m - x` the
+    deviance (``_bd0``); the end points are :math:`N\\log q` and :math:`N\\log p`
+    (``log1p`` for :math:`q = 1 - p`). Only small, well-conditioned terms are summed:
+    the error is a few ``eps`` times the size of the deviance pieces ``x log(x/m)``,
+    about 1e-13 wherever ``log P > -1000``, for any ``N`` and ``p``. A relative
+    rounding of :math:`m = Np` or :math:`Nq` by ``eps`` moves :math:`\\mathrm{bd}(x, m)`
+    by only :math:`|x - m|\\,\\mathrm{eps}`.
 
     ``scipy.stats.binom.logpmf`` forms log C(N, k) from three ``gammaln`` values of size
     about N log N, so its absolute error grows like 1e-16 N log N (about 1e-10 at
-    N = 1e5). The saddle-point form of Loader (2000), used by R's ``dbinom``, keeps
-    only small, well-conditioned terms.
+    N = 1e5).
     """
     k = np.asarray(k, dtype=np.int64)
-    out = np.full(k.shape, -N * math.log(2.0))  # k = 0 and k = N
+    out = np.empty(k.shape)
+    out[k == 0] = N * math.log1p(-p)
+    out[k == N] = N * math.log(p)
     mid = (k > 0) & (k < N)
     if np.any(mid):
         x = k[mid].astype(float)
         y = N - x
-        m = N / 2.0
-        lc = _stirlerr(np.array([float(N)]))[0] - _stirlerr(x) - _stirlerr(y) - _bd0(x, m) - _bd0(y, m)
+        lc = (
+            _stirlerr(np.array([float(N)]))[0]
+            - _stirlerr(x)
+            - _stirlerr(y)
+            - _bd0(x, N * p)
+            - _bd0(y, N * (1.0 - p))
+        )
         out[mid] = lc - 0.5 * (_LOG_2PI + np.log(x) + np.log(y) - math.log(N))
     return out
 
 
-def _binom_direction_log_delta(N: int, eps: float, shift: int, k_lo: int, k_hi: int) -> float:
-    """``log sum_{k in [k_lo, k_hi]} max(0, P(k) - e^eps P(k - shift))`` for P = Bin(N, 1/2)."""
+def _binom_direction_log_delta(N: int, p: float, eps: float, shift: int, k_lo: int, k_hi: int) -> float:
+    """``log sum_{k in [k_lo, k_hi]} max(0, P(k) - e^eps P(k - shift))`` for P = Bin(N, p).
+
+    Terms outside ``[0, N]`` of ``P(k - shift)`` are zero, so ``k = 0`` (``shift = 1``)
+    and ``k = N`` (``shift = -1``) contribute their whole mass ``P(k)``.
+    """
+    log_odds = math.log(p) - math.log1p(-p)  # log(p/q); 0 for p = 1/2
     parts = []
     for start in range(k_lo, k_hi + 1, _CHUNK):
         k = np.arange(start, min(k_hi, start + _CHUNK - 1) + 1, dtype=np.int64)
-        logp = _log_binom_half_pmf(k, N)
-        # log of e^eps P(k - shift) / P(k) from the pmf ratio, exact up to rounding of two logs:
-        # P(k-1)/P(k) = k/(N-k+1) and P(k+1)/P(k) = (N-k)/(k+1).
-        d = np.full(k.shape, -np.inf)
+        logp = _log_binom_pmf(k, N, p)
+        # log of e^eps P(k - shift) / P(k) from the pmf ratio, exact up to rounding of a few logs:
+        # P(k-1)/P(k) = k q / ((N-k+1) p) and P(k+1)/P(k) = (N-k) p / ((k+1) q).
+        d = np.full(k.shape, -np.inf)  # -inf where P(k - shift) = 0: the whole P(k) counts
         if shift == 1:
             inside = k >= 1  # P(-1) = 0
             kk = k[inside].astype(float)
-            d[inside] = eps + np.log(kk) - np.log(N - kk + 1.0)
+            d[inside] = eps + np.log(kk) - np.log(N - kk + 1.0) - log_odds
         else:
             inside = k <= N - 1  # P(N + 1) = 0
             kk = k[inside].astype(float)
-            d[inside] = eps + np.log(N - kk) - np.log(kk + 1.0)
+            d[inside] = eps + np.log(N - kk) - np.log(kk + 1.0) + log_odds
         pos = d < 0.0
         if np.any(pos):
             terms = logp[pos] + _log1mexp(d[pos])
@@ -453,36 +386,43 @@ def _binom_direction_log_delta(N: int, eps: float, shift: int, k_lo: int, k_hi: 
     return float(special.logsumexp(np.array(parts)))
 
 
-def _binomial_log_delta(N: int, eps: float) -> float:
+def _binomial_log_delta(N: int, eps: float, p: float = 0.5) -> float:
     if N == 0:
         return 0.0  # S itself is released: delta = 1
-    c = (N + 1) * float(special.expit(-eps))
+    q = 1.0 - p
+    a = p * math.exp(-eps)  # e^-eps underflows to 0 for huge eps, never overflows
+    b = q * math.exp(-eps)
+    # Positive terms. shift +1: P(k) > e^eps P(k-1)  <=>  k < cA = (N+1) p / (p + q e^eps)
+    # (lower tail); shift -1: P(k) > e^eps P(k+1)  <=>  k > cB = (N p e^eps - q) / (q + p e^eps)
+    # (upper tail). For p = 1/2, cA = (N+1)/(1+e^eps) and cB = N - cA.
+    cA = (N + 1) * a / (a + q)
+    cB = (N * p - b) / (b + p)
+    M0 = 64 + 8 * math.ceil(math.sqrt(N * p * q))
     out = []
     for shift in (1, -1):
-        # Positive terms: shift +1 -> k < c = (N+1)/(1+e^eps) (lower tail), shift -1 ->
-        # k > N - c (upper tail). Sum a window of M terms next to the boundary and grow it
-        # until the terms beyond it are negligible. Beyond the window the pmf decreases
-        # geometrically with ratio at most r < 1 (pmf ratio at the window's edge), so the
-        # neglected mass is at most P(edge) / (1 - r).
-        M = 64 + 4 * math.isqrt(N)
+        # Sum a window of M terms next to the boundary and grow it until the terms beyond
+        # it are negligible. Beyond the window the pmf decreases geometrically with ratio
+        # at most r < e^-eps (the pmf ratio at the window's edge; it is monotone in k), so
+        # the neglected mass is at most P(edge) / (1 - r).
+        M = M0
         while True:
             if shift == 1:
-                hi = min(N, math.ceil(c))
+                hi = min(N, math.ceil(cA))
                 lo = max(0, hi - M)
-                val = _binom_direction_log_delta(N, eps, shift, lo, hi)
+                val = _binom_direction_log_delta(N, p, eps, shift, lo, hi)
                 if lo == 0:
                     break
                 edge = lo - 1
-                r = edge / (N - edge + 1.0)  # P(edge - 1) / P(edge)
+                r = edge * q / ((N - edge + 1.0) * p)  # P(edge - 1) / P(edge)
             else:
-                lo = max(0, math.floor(N - c))
+                lo = min(N, max(0, math.floor(cB)))
                 hi = min(N, lo + M)
-                val = _binom_direction_log_delta(N, eps, shift, lo, hi)
+                val = _binom_direction_log_delta(N, p, eps, shift, lo, hi)
                 if hi == N:
                     break
                 edge = hi + 1
-                r = (N - edge) / (edge + 1.0)  # P(edge + 1) / P(edge)
-            log_tail = float(_log_binom_half_pmf(np.array([edge]), N)[0]) - math.log1p(-r)
+                r = (N - edge) * p / ((edge + 1.0) * q)  # P(edge + 1) / P(edge)
+            log_tail = float(_log_binom_pmf(np.array([edge]), N, p)[0]) - math.log1p(-r)
             if log_tail < val - 40.0:  # neglected part < 4e-18 of the sum
                 break
             M *= 4
@@ -490,47 +430,79 @@ def _binomial_log_delta(N: int, eps: float) -> float:
     return max(out)
 
 
-def binomial_mechanism_delta(N, *, epsilon) -> float:
-    """Exact δ(ε) of releasing :math:`S + \\mathrm{Bin}(N, 1/2)` for a sensitivity-1 count.
+def binomial_mechanism_delta(N, *, epsilon, p=0.5) -> float:
+    """Exact δ(ε) of releasing :math:`S + \\mathrm{Bin}(N, p)` for a sensitivity-1 count.
 
-    With :math:`P` the pmf of :math:`\\mathrm{Bin}(N, 1/2)`, neighbouring counts
+    With :math:`P` the pmf of :math:`\\mathrm{Bin}(N, p)`, neighbouring counts
     :math:`S` and :math:`S + 1` give output laws :math:`P(\\cdot - S)` and
     :math:`P(\\cdot - S - 1)`, and the smallest valid δ is the larger hockey-stick
     divergence of the two directions,
 
     .. math::
-        \\delta(\\varepsilon) = \\max\\Big(\\sum_k [P(k) - e^{\\varepsilon}P(k-1)]_+,\\;
-        \\sum_k [P(k-1) - e^{\\varepsilon}P(k)]_+\\Big)
+        \\delta(\\varepsilon) = \\max\\Big(\\sum_{k=0}^{N+1} [P(k) - e^{\\varepsilon}P(k-1)]_+,\\;
+        \\sum_{k=0}^{N+1} [P(k-1) - e^{\\varepsilon}P(k)]_+\\Big),
 
-    (the two sums are equal because :math:`P` is symmetric, which the computation does
-    not assume). Each positive term is :math:`P(k)(1 - e^{d_k})` with
-    :math:`d_k = \\varepsilon + \\log\\frac{P(k \\mp 1)}{P(k)}` taken from the pmf ratio,
-    and everything is summed in log space (``log1mexp``, ``logsumexp``), so tiny δ keep
-    their relative accuracy. :math:`\\log P(k)` uses Loader's saddle-point form
-    (Stirling-series errors and deviance terms) rather than ``scipy.stats.binom.logpmf``,
-    whose difference of three ``gammaln`` values of size :math:`N\\log N` costs about
-    :math:`10^{-10}` relative accuracy at :math:`N = 10^5`. For large ``N`` the sum
-    runs over a window next to the boundary of the positive region, grown until a
-    geometric bound on the terms left out is below :math:`e^{-40}` of the result.
+    with :math:`P(-1) = P(N+1) = 0`. The supports differ by one point at each end, so
+    the first sum always contains the whole mass :math:`P(0) = q^N` (:math:`q = 1 - p`)
+    and the second the whole mass :math:`P(N) = p^N`: hence :math:`\\delta \\ge
+    \\max(q^N, p^N)`. For :math:`p = 1/2` the two sums are equal (:math:`P` is
+    symmetric). For :math:`p \\ne 1/2` they differ, and either can be the larger: for
+    small ``p`` the lower tail with its :math:`q^N` term usually binds, but not always
+    (at :math:`N = 2`, ε = 0.5, :math:`p = 0.45` the upper tail is about 20% larger).
+    Both sums are always computed. Reflecting :math:`k \\mapsto N - k` swaps them, so
+    δ is the same for ``p`` and ``1 - p``.
 
-    δ(ε) is non-increasing in ``N``: :math:`S + \\mathrm{Bin}(N+1, 1/2)` is
-    :math:`S + \\mathrm{Bin}(N, 1/2)` plus an independent fair coin, a post-processing.
+    Each positive term is :math:`P(k)(1 - e^{d_k})` with
+    :math:`d_k = \\varepsilon + \\log\\frac{P(k \\mp 1)}{P(k)}` taken from the pmf ratio
+    (:math:`\\frac{P(k-1)}{P(k)} = \\frac{kq}{(N-k+1)p}`), and everything is summed in
+    log space (``log1mexp``, ``logsumexp``), so tiny δ keep their relative accuracy.
+    :math:`\\log P(k)` uses Loader's saddle-point form (as R's ``dbinom`` does) rather
+    than ``scipy.stats.binom.logpmf``, whose difference of three ``gammaln`` values of
+    size :math:`N\\log N` costs about :math:`10^{-10}` relative accuracy at
+    :math:`N = 10^5`. For large ``N`` the sum runs over a window next to the boundary
+    of the positive region, grown until a geometric bound on the terms left out is
+    below :math:`e^{-40}` of the result.
+
+    δ(ε) is non-increasing in ``N`` at fixed ``p``: :math:`S + \\mathrm{Bin}(N+1, p)`
+    is :math:`S + \\mathrm{Bin}(N, p)` plus an independent Bernoulli(:math:`p`), a
+    post-processing.
+
+    δ(ε) is **not** monotone in ``p`` on :math:`(0, 1/2]`, although it decreases
+    overall. The positive terms of the lower-tail sum are :math:`k = 0, \\dots, K`, with
+    :math:`K` the last integer below :math:`c_A = (N+1)p/(p + qe^{\\varepsilon})`; while
+    :math:`K` is fixed the sum is :math:`F(K) - e^{\\varepsilon}F(K-1)`, :math:`F` the
+    cdf of :math:`\\mathrm{Bin}(N, p)`, whose derivative in ``p`` is
+    :math:`-N[b(K) - e^{\\varepsilon}b(K-1)]` with :math:`b` the pmf of
+    :math:`\\mathrm{Bin}(N-1, p)`. It is positive just after term :math:`K` enters
+    (where :math:`(N-K+1)p = e^{\\varepsilon}Kq`) and stays so until
+    :math:`(N-K)p = e^{\\varepsilon}Kq`: a short rise after every entry, a sawtooth on
+    a falling trend. The upper-tail sum behaves the same way. The rises reach about
+    20% of δ per tooth (largest for large ε); for example, with :math:`N = 100` and
+    ε = 1, δ grows by about 5% from :math:`p = 0.472` to :math:`p = 0.474` (confirmed by
+    40-digit summation). The test suite checks on a grid that each sum increases only on
+    these predicted intervals. See :func:`binomial_noise_probability` for what this
+    means for calibration.
 
     Parameters
     ----------
     N : int
-        Number of fair-coin trials in the noise, in :math:`[0, \\infty)`.
+        Number of noise trials, in :math:`[0, \\infty)`.
     epsilon : float
         In :math:`(0, \\infty)`.
+    p : float, default 0.5
+        Success probability of each trial, in :math:`(0, 1)`.
 
     Examples
     --------
     >>> binomial_mechanism_delta(1, epsilon=1.0)  # outputs {0,1} vs {1,2}: mass 1/2 at 0
     0.5
+    >>> round(binomial_mechanism_delta(1, epsilon=1.0, p=0.25), 12)  # P(0) = 3/4 is uncovered
+    0.75
     """
     N = check_int("N", N, low=0)
     eps = _check_epsilon(epsilon)
-    return math.exp(_binomial_log_delta(N, eps))
+    p = check_real("p", p, low=0.0, high=1.0, low_open=True, high_open=True)
+    return math.exp(_binomial_log_delta(N, eps, p))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -554,12 +526,14 @@ def _binomial_trials(eps: float, delta: float) -> int:
 
 
 def binomial_noise_trials(*, epsilon, delta) -> int:
-    """Smallest total number of noise trials ``N`` with :func:`binomial_mechanism_delta` ≤ δ.
+    """Smallest total number of fair-coin trials ``N`` with :func:`binomial_mechanism_delta` ≤ δ.
 
-    Doubling search from ``N = 1`` to the first passing power of two, then bisection;
-    correct because δ(ε) is non-increasing in ``N`` (see
-    :func:`binomial_mechanism_delta`). The result is minimal: ``N - 1`` fails. Since
-    :math:`P(0) = 2^{-N}` always contributes, :math:`N \\ge \\log_2(1/\\delta)`.
+    This is the smallest symmetric noise :math:`\\mathrm{Bin}(N, 1/2)` that makes the
+    count :math:`(\\varepsilon, \\delta)`-DP. Doubling search from ``N = 1`` to the
+    first passing power of two, then bisection; correct because δ(ε) is non-increasing
+    in ``N`` (see :func:`binomial_mechanism_delta`). The result is minimal: ``N - 1``
+    fails. Since :math:`P(0) = 2^{-N}` always contributes,
+    :math:`N \\ge \\log_2(1/\\delta)`.
 
     Examples
     --------
@@ -572,22 +546,137 @@ def binomial_noise_trials(*, epsilon, delta) -> int:
     return _binomial_trials(eps, d)
 
 
-def binomial_trials_per_client(*, n, epsilon, delta) -> int:
-    """Trials ``t = ceil(N / n)`` each of ``n`` clients uses for its Bin(t, 1/2) noise.
+# Bisection on p stops when the bracket is below this fraction of p (about 1e-12).
+_P_RTOL = 2.0**-40
 
-    The secure sum then carries :math:`\\mathrm{Bin}(nt, 1/2)` with :math:`nt \\ge N`,
-    which is at least as private as ``N`` trials (monotonicity in ``N``). This assumes
-    all ``n`` clients are honest and none drops out: noise of colluding clients is
-    known to them and missing clients add none; neither is modelled here.
+
+@functools.lru_cache(maxsize=4096)
+def _binomial_probability(N: int, eps: float, delta: float) -> float:
+    target = math.log(delta)
+
+    def ok(p: float) -> bool:
+        return _binomial_log_delta(N, eps, p) <= target
+
+    if not ok(0.5):
+        raise ValueError(
+            f"N must be at least binomial_noise_trials(epsilon, delta) = {_binomial_trials(eps, delta)} "
+            f"for any p in (0, 1/2] to reach delta={delta!r} at epsilon={eps!r}; got N={N}"
+        )
+    # Bracket [lo, hi] with ok(hi) and not ok(lo): halve from 1/2. Every halving ends,
+    # since delta >= (1 - p)^N -> 1 as p -> 0.
+    hi, lo = 0.5, 0.25
+    while ok(lo):
+        hi, lo = lo, lo / 2.0
+    while hi - lo > _P_RTOL * hi:
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def binomial_noise_probability(N, *, epsilon, delta) -> float:
+    """Noise probability ``p`` in :math:`(0, 1/2]` making :math:`S + \\mathrm{Bin}(N, p)` (ε, δ)-DP.
+
+    Bisection on ``p`` with the exact δ of :func:`binomial_mechanism_delta`. A bracket
+    is found by halving from 1/2 (δ tends to 1 as :math:`p \\to 0`, because
+    :math:`\\delta \\ge (1-p)^N`); it is then bisected until its width is below
+    :math:`2^{-40}\\,p`. The returned ``p`` always meets the target (δ ≤ ``delta`` as
+    computed) and a point less than :math:`2^{-40}p` below it does not, so ``p`` sits
+    on a downward crossing of the target.
+
+    Since δ is not monotone in ``p`` (see :func:`binomial_mechanism_delta`), this
+    crossing need not be the first one, and a smaller valid ``p`` can exist. Example:
+    :math:`N = 100`, ε = 0.5, δ = :math:`10^{-3}`, where bisection returns
+    :math:`p \\approx 0.3821` but :math:`p \\approx 0.3756` also passes (a local
+    minimum of the sawtooth that dips below the target). What is guaranteed is privacy,
+    not minimality. For the settings of the book's table (:math:`N = n = 10^4`,
+    δ = :math:`10^{-6}`, ε ∈ {0.1, 0.5, 1, 2, 4}) the test suite shows that no smaller
+    ``p`` is valid: the lower-tail sum, a lower bound on δ, is above the target at every
+    one of its local minima below ``p``.
+
+    A bound that always holds: :math:`(1-p)^N \\le \\delta` is necessary, so
+    :math:`p \\ge 1 - \\delta^{1/N}` and :math:`Np \\ge \\log(1/\\delta)\\,(1 -
+    \\log(1/\\delta)/(2N))`. For large ε this boundary term alone decides, and the
+    noise variance :math:`Npq` levels off near :math:`\\log(1/\\delta)` however large
+    ε is: the shifted binomial is then close to a shifted Poisson, whose mass at 0 the
+    other law never covers.
+
+    Raises
+    ------
+    ValueError
+        If even :math:`p = 1/2` fails, i.e. ``N`` is below
+        :func:`binomial_noise_trials`.
 
     Examples
     --------
-    >>> binomial_trials_per_client(n=10, epsilon=1.0, delta=1e-6) >= 1
+    >>> p = binomial_noise_probability(10_000, epsilon=1.0, delta=1e-6)
+    >>> binomial_mechanism_delta(10_000, epsilon=1.0, p=p) <= 1e-6
+    True
+    >>> p < 0.01
+    True
+    """
+    N = check_int("N", N, low=1)
+    eps = _check_epsilon(epsilon)
+    d = _check_delta(delta, required=True)
+    return _binomial_probability(N, eps, d)
+
+
+@functools.lru_cache(maxsize=4096)
+def _client_noise(n: int, eps: float, delta: float) -> tuple[int, float, int]:
+    N = _binomial_trials(eps, delta)
+    if N >= n:
+        return -(-N // n), 0.5, N
+    return 1, _binomial_probability(n, eps, delta), N
+
+
+def binomial_client_noise(*, n, epsilon, delta) -> tuple[int, float]:
+    """Per-client noise :math:`\\mathrm{Bin}(t, p)` of the ``"distributed-binomial"`` model.
+
+    Calibration rule, with :math:`N^*` = :func:`binomial_noise_trials` (the smallest
+    symmetric noise :math:`\\mathrm{Bin}(N^*, 1/2)` meeting the target):
+
+    * if :math:`N^* \\ge n`: :math:`t = \\lceil N^*/n \\rceil` and :math:`p = 1/2`. The
+      secure sum carries :math:`\\mathrm{Bin}(nt, 1/2)` with :math:`nt \\ge N^*`, at
+      least as private as :math:`N^*` trials (monotonicity in ``N``);
+    * if :math:`N^* < n`: :math:`t = 1` and :math:`p \\in (0, 1/2]` is the value found by
+      bisection on the exact δ of :math:`S + \\mathrm{Bin}(n, p)`
+      (:func:`binomial_noise_probability`; it meets the target, and it is the smallest
+      valid ``p`` unless δ, which is not monotone in ``p``, dips below the target
+      earlier). A solution exists because :math:`p = 1/2` passes when :math:`n > N^*`.
+
+    The second branch is what keeps the error from being floored at :math:`\\sqrt n/2`
+    (the standard deviation of one fair coin per client) when the target needs less
+    noise than that. The variance of the noise is :math:`ntp(1-p)`. Skewed noise is
+    less efficient than fair coins: in every case we computed, :math:`\\mathrm{Bin}(n,
+    p)` with small ``p`` needs a larger variance than :math:`\\mathrm{Bin}(N^*, 1/2)`
+    for the same target (its mass at 0 must be at most δ); but with every client adding
+    at least one trial, fair coins would cost variance :math:`n/4`.
+
+    This assumes all ``n`` clients are honest and none drops out: noise of colluding
+    clients is known to them and missing clients add none; neither is modelled here.
+
+    Returns
+    -------
+    t : int
+        Noise trials per client, at least 1.
+    p : float
+        Success probability of each trial, in :math:`(0, 1/2]`.
+
+    Examples
+    --------
+    >>> binomial_client_noise(n=10, epsilon=1.0, delta=1e-6)[1]
+    0.5
+    >>> t, p = binomial_client_noise(n=10_000, epsilon=1.0, delta=1e-6)
+    >>> t == 1 and p < 0.5
     True
     """
     n = check_int("n", n, low=1)
-    N = binomial_noise_trials(epsilon=epsilon, delta=delta)
-    return -(-N // n)
+    eps = _check_epsilon(epsilon)
+    d = _check_delta(delta, required=True)
+    t, p, _ = _client_noise(n, eps, d)
+    return t, p
 
 
 # -------------------------------------------------------------------- calibration
@@ -599,8 +688,10 @@ def calibrate_count(model, *, n, epsilon, delta=None) -> dict:
     Returns a dict with ``"model"``, ``"std"`` (as :func:`count_std`) and the
     model's own parameters: ``"scale"`` (Laplace :math:`b = 1/\\varepsilon`),
     ``"sigma"`` (Gaussian), ``"epsilon0"`` (randomized-response level; equal to
-    ``epsilon`` for ``"local-rr"``), or ``"total_trials"`` (the minimal ``N``) and
-    ``"trials_per_client"`` (``t``) for ``"distributed-binomial"``.
+    ``epsilon`` for ``"local-rr"``), or, for ``"distributed-binomial"``,
+    ``"trials_per_client"`` (``t``) and ``"p"`` (each client adds
+    :math:`\\mathrm{Bin}(t, p)`; see :func:`binomial_client_noise`) together with
+    ``"symmetric_trials"`` (:math:`N^*` of :func:`binomial_noise_trials`).
 
     Examples
     --------
@@ -614,20 +705,20 @@ def calibrate_count(model, *, n, epsilon, delta=None) -> dict:
     if model == "central-laplace":
         return {"model": model, "scale": 1.0 / eps, "std": math.sqrt(2.0) / eps}
     if model == "central-gaussian":
-        sigma = _analytic_sigma(eps, d)
+        sigma = _central_sigma(eps, d)
         return {"model": model, "sigma": sigma, "std": sigma}
     if model == "local-rr":
         return {"model": model, "epsilon0": eps, "std": _rr_std(n, eps)}
     if model == "shuffle-rr":
         eps0 = shuffle_calibrated_epsilon0(eps, n=n, delta=d)
         return {"model": model, "epsilon0": eps0, "std": _rr_std(n, eps0)}
-    N = _binomial_trials(eps, d)
-    t = -(-N // n)
+    t, p, N = _client_noise(n, eps, d)
     return {
         "model": model,
-        "total_trials": N,
+        "symmetric_trials": N,
         "trials_per_client": t,
-        "std": math.sqrt(n * t) / 2.0,
+        "p": p,
+        "std": math.sqrt(n * t * p * (1.0 - p)),
     }
 
 
@@ -638,7 +729,8 @@ def count_std(model, *, n, epsilon, delta=None) -> float:
         :math:`\\sqrt 2/\\varepsilon` (Laplace scale :math:`1/\\varepsilon`; pure DP,
         ``delta`` ignored).
     ``"central-gaussian"``
-        :math:`\\sigma` of :func:`analytic_gaussian_sigma`.
+        :math:`\\sigma` of :func:`fedfreq.accounting.gaussian_sigma` with sensitivity 1
+        (the analytic calibration of Balle & Wang 2018).
     ``"local-rr"``
         Each user reports her bit with probability :math:`p = e^{\\varepsilon}/(1 +
         e^{\\varepsilon})` and its flip with :math:`q = 1 - p`; the estimator
@@ -657,10 +749,13 @@ def count_std(model, *, n, epsilon, delta=None) -> float:
         Certified by one published upper bound (see :func:`shuffle_epsilon`), so this is
         the error that analysis supports, not the best error of the shuffle model.
     ``"distributed-binomial"``
-        :math:`\\sqrt{nt}/2` with ``t`` from :func:`binomial_trials_per_client` (noise
-        :math:`\\mathrm{Bin}(nt, 1/2)` has variance :math:`nt/4`). The integer ``t >= 1``
-        per client means the noise never falls below :math:`\\mathrm{Bin}(n, 1/2)`, so
-        the curve flattens at :math:`\\sqrt n/2` once the required ``N`` drops below ``n``.
+        :math:`\\sqrt{ntp(1-p)}` with ``(t, p)`` from :func:`binomial_client_noise`: the
+        secure sum is :math:`S + \\mathrm{Bin}(nt, p)` and the server subtracts
+        :math:`ntp`. When the target needs less than one fair coin per client, ``t = 1``
+        and ``p < 1/2``; the error is then close to the central Gaussian's at small ε,
+        drifts above it as ε grows, and levels off near
+        :math:`\\sqrt{\\log(1/\\delta)}` at large ε, where the Gaussian's keeps falling
+        (see :func:`binomial_noise_probability`).
 
     Parameters
     ----------
@@ -720,9 +815,9 @@ def simulate_count(bits, model, *, epsilon, delta=None, rng=None) -> float:
     ``"local-rr"`` and ``"shuffle-rr"`` flip every bit independently with probability
     :math:`q`; ``"shuffle-rr"`` also permutes the reports (the analyst sees only the
     shuffled multiset). ``"distributed-binomial"`` draws each client's own
-    :math:`\\mathrm{Bin}(t, 1/2)` noise, and only the sum of the noisy values is used
-    (the output of secure aggregation); the server subtracts :math:`nt/2`. All
-    operations are vectorised over users.
+    :math:`\\mathrm{Bin}(t, p)` noise (``(t, p)`` from :func:`binomial_client_noise`),
+    and only the sum of the noisy values is used (the output of secure aggregation);
+    the server subtracts :math:`ntp`. All operations are vectorised over users.
 
     Examples
     --------
@@ -748,6 +843,6 @@ def simulate_count(bits, model, *, epsilon, delta=None, rng=None) -> float:
         if model == "shuffle-rr":
             reports = g.permutation(reports)
         return float((int(reports.sum()) - n * q) / math.tanh(eps0 / 2.0))  # p - q = tanh(eps0/2)
-    t = cal["trials_per_client"]
-    noisy = b + g.binomial(t, 0.5, size=n)
-    return float(int(noisy.sum()) - n * t / 2.0)
+    t, p = cal["trials_per_client"], cal["p"]
+    noisy = b + g.binomial(t, p, size=n)
+    return float(int(noisy.sum()) - n * t * p)

@@ -57,23 +57,22 @@ class ClaimsLedger(_TableDirective):
             rows = [c for c in claims if c["id"].split("-")[0] == prefix]
             if not rows:
                 continue
-            out += [f".. rubric:: {title}", ""]
-            out += [".. list-table::", "   :header-rows: 1", "   :widths: 10 16 38 14 12 10", ""]
-            out += ["   * - Id", "     - Where", "     - Claim", "     - Method", "     - Verdict", "     - Checked in"]
+            out += [f"```{{rubric}} {title}", "```", ""]
+            out += ["```{list-table}", ":header-rows: 1", ":widths: 14 50 18 18", ""]
+            out += ["* - Id", "  - Claim", "  - Method", "  - Verdict"]
             for c in rows:
-                chapter = c["chapter"]
-                verdict = c["verdict"]
+                verdict = f"**{c['verdict']}**"
                 if c.get("erratum"):
-                    verdict = f"{verdict} (:ref:`{c['erratum']}`)"
+                    verdict += f" ({{ref}}`erratum <{c['erratum']}>`)"
+                number = int(c["chapter"].split("/")[-1][:2])
+                verdict += f", {{doc}}`chapter {number} </{c['chapter']}>`"
                 out += [
-                    f"   * - ``{c['id']}``",
-                    f"     - {_cell(c['source'])}",
-                    f"     - {_cell(c['statement'])}",
-                    f"     - {_cell(c['method'])}",
-                    f"     - {verdict}",
-                    f"     - :doc:`/{chapter}`",
+                    f"* - `{c['id']}`",
+                    f"  - {_cell(c['statement'])} *({_cell(c['source'])})*",
+                    f"  - {_cell(c['method'])}",
+                    f"  - {verdict}",
                 ]
-            out.append("")
+            out += ["```", ""]
         counts = {}
         for c in claims:
             counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
@@ -88,26 +87,26 @@ class ExecutionStats(_TableDirective):
         data = json.loads(TIMES.read_text(encoding="utf-8"))
         out = [
             f"Measured on {data['machine']} when the stored outputs were last produced "
-            f"(Python {data['python']}, scale ``{data['scale']}``).",
+            f"(Python {data['python']}, scale `{data['scale']}`).",
             "",
-            ".. list-table::",
-            "   :header-rows: 1",
+            "```{list-table}",
+            ":header-rows: 1",
             "",
-            "   * - Notebook",
-            "     - Cells",
-            "     - Wall time (s)",
-            "     - Budget (s)",
+            "* - Notebook",
+            "  - Code cells",
+            "  - Wall time (s)",
+            "  - Budget (s)",
         ]
         total = 0.0
         for name, rec in sorted(data["notebooks"].items()):
             total += rec["seconds"]
             out += [
-                f"   * - :doc:`/notebooks/{name}`",
-                f"     - {rec['cells']}",
-                f"     - {rec['seconds']:.1f}",
-                f"     - {data['budget_seconds']}",
+                f"* - {{doc}}`/notebooks/{name}`",
+                f"  - {rec['cells']}",
+                f"  - {rec['seconds']:.1f}",
+                f"  - {data['budget_seconds']}",
             ]
-        out += ["", f"Total: {total:.1f} s for {len(data['notebooks'])} notebook(s)."]
+        out += ["```", "", f"Total: {total:.1f} s for {len(data['notebooks'])} notebook(s)."]
         return self._parse(out)
 
 
