@@ -1,19 +1,21 @@
-"""The claims ledger and the claim cells must agree one to one."""
+"""The claims ledger (book/claims/<chapter>.yml) and the claim cells agree one to one."""
 
 import json
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 
 import jupytext
 import pytest
-import yaml
 
 from fedfreq.claims import VERDICTS
 
 ROOT = Path(__file__).resolve().parents[1]
-LEDGER = yaml.safe_load((ROOT / "book" / "claims.yml").read_text())["claims"]
-ERRATA = (ROOT / "book" / "errata.md").read_text()
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+from ledger import ERRATUM_KINDS, SOURCES, ledger_files, load_ledger  # noqa: E402
+
+LEDGER = load_ledger()
 CLAIM_CALL = re.compile(r"check_claim\(\s*[\"']([^\"']+)[\"']")
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.md"))
 
@@ -22,32 +24,37 @@ def claim_calls():
     """(claim id, chapter) for every check_claim call in a chapter's code cells."""
     found = []
     for md in CHAPTERS:
-        nb = jupytext.read(md)
-        for cell in nb.cells:
+        for cell in jupytext.read(md).cells:
             if cell.cell_type == "code":
                 found += [(cid, f"notebooks/{md.stem}") for cid in CLAIM_CALL.findall(cell.source)]
     return found
 
 
+def test_every_ledger_file_names_a_chapter():
+    assert ledger_files(), "no ledger files"
+    for path in ledger_files():
+        assert (ROOT / "notebooks" / f"{path.stem}.md").exists(), f"{path.name}: no chapter {path.stem}"
+
+
 def test_ledger_entries_are_well_formed():
     ids = [c["id"] for c in LEDGER]
     assert len(ids) == len(set(ids)), [i for i, k in Counter(ids).items() if k > 1]
+    labels = []
     for c in LEDGER:
-        for key in ("id", "source", "statement", "method", "verdict", "chapter"):
+        for key in ("id", "source", "statement", "method", "verdict"):
             assert c.get(key), f"{c.get('id')}: missing {key}"
+        assert c["id"].split("-")[0] in SOURCES, f"{c['id']}: unknown source prefix"
         assert c["verdict"] in VERDICTS, c["id"]
-        assert (ROOT / (c["chapter"] + ".md")).exists(), f"{c['id']}: no chapter {c['chapter']}"
         if c["verdict"] == "verified with correction":
-            assert c.get("erratum"), f"{c['id']}: a corrected claim needs an Errata entry"
+            assert c.get("erratum"), f"{c['id']}: a corrected claim needs an erratum block"
         if c.get("erratum"):
-            assert f"({c['erratum']})=" in ERRATA, f"{c['id']}: label {c['erratum']} not on the Errata page"
-
-
-def test_every_erratum_is_backed_by_a_claim():
-    labels = re.findall(r"^\((err-[a-z0-9-]+)\)=", ERRATA, flags=re.M)
-    assert labels, "the Errata page has no entries"
-    used = {c.get("erratum") for c in LEDGER}
-    assert set(labels) <= used, f"errata without a ledger claim: {set(labels) - used}"
+            e = c["erratum"]
+            for key in ("label", "title", "kind", "paper", "correction", "evidence"):
+                assert e.get(key), f"{c['id']}: erratum lacks {key}"
+            assert re.fullmatch(r"err-[a-z0-9-]+", e["label"]), e["label"]
+            assert e["kind"] in ERRATUM_KINDS, f"{c['id']}: erratum kind {e['kind']!r}"
+            labels.append(e["label"])
+    assert len(labels) == len(set(labels)), "duplicate erratum labels"
 
 
 def test_each_ledger_entry_is_checked_exactly_once_in_its_chapter():
@@ -75,3 +82,8 @@ def test_stored_outputs_print_the_ledger_verdicts(md):
     for c in LEDGER:
         if c["chapter"] == f"notebooks/{md.stem}":
             assert f"{c['id']}: {c['verdict']}." in text, f"{c['id']}: stored output lacks the verdict line"
+
+
+def test_errata_and_ledger_pages_render_from_the_data():
+    assert "```{errata}" in (ROOT / "book" / "errata.md").read_text()
+    assert "```{claims-ledger}" in (ROOT / "book" / "claims_ledger.md").read_text()

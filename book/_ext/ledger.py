@@ -1,8 +1,11 @@
-"""Sphinx directives that render the claims ledger and the execution statistics.
+"""Sphinx directives that render the claims ledger, the errata and the execution statistics.
 
-``{claims-ledger}`` reads ``book/claims.yml`` and renders one table per source.
-``{execution-stats}`` reads ``notebooks/execution_times.json``, written by
-``scripts/execute_notebooks.py`` when the stored outputs were produced.
+The ledger is data: one YAML file per chapter, ``book/claims/<chapter>.yml``, whose
+file name names the notebook that checks its claims. ``{claims-ledger}`` renders
+every entry, one table per source; ``{errata}`` renders the entries that carry an
+``erratum`` block, grouped by paper. ``{execution-stats}`` reads
+``notebooks/execution_times.json``, written by ``scripts/execute_notebooks.py`` when
+the stored outputs were produced.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
 ROOT = Path(__file__).resolve().parents[2]
-LEDGER = ROOT / "book" / "claims.yml"
+LEDGER_DIR = ROOT / "book" / "claims"
 TIMES = ROOT / "notebooks" / "execution_times.json"
 
 SOURCES = {
@@ -29,10 +32,22 @@ SOURCES = {
 }
 
 
+ERRATUM_KINDS = {"typo": "typo", "ambiguity": "ambiguity", "error": "error"}
+
+
+def ledger_files() -> list[Path]:
+    return sorted(LEDGER_DIR.glob("*.yml"))
+
+
 def load_ledger() -> list[dict]:
-    with open(LEDGER, encoding="utf-8") as fh:
-        data = yaml.safe_load(fh)
-    return data["claims"]
+    """All claims, each with ``chapter`` set from its file name (``notebooks/<stem>``)."""
+    claims = []
+    for path in ledger_files():
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh) or {}
+        for claim in data.get("claims", []):
+            claims.append(dict(claim, chapter=f"notebooks/{path.stem}"))
+    return claims
 
 
 def _cell(text: str) -> str:
@@ -44,13 +59,14 @@ class _TableDirective(SphinxDirective):
 
     def _parse(self, lines: list[str]) -> list[nodes.Node]:
         container = nodes.container()
-        self.state.nested_parse(StringList(lines, source=str(LEDGER)), self.content_offset, container)
+        self.state.nested_parse(StringList(lines, source=str(LEDGER_DIR)), self.content_offset, container)
         return container.children
 
 
 class ClaimsLedger(_TableDirective):
     def run(self):
-        self.env.note_dependency(str(LEDGER))
+        for path in ledger_files():
+            self.env.note_dependency(str(path))
         claims = load_ledger()
         out: list[str] = []
         for prefix, title in SOURCES.items():
@@ -63,7 +79,7 @@ class ClaimsLedger(_TableDirective):
             for c in rows:
                 verdict = f"**{c['verdict']}**"
                 if c.get("erratum"):
-                    verdict += f" ({{ref}}`erratum <{c['erratum']}>`)"
+                    verdict += f" ({{ref}}`erratum <{c['erratum']['label']}>`)"
                 number = int(c["chapter"].split("/")[-1][:2])
                 verdict += f", {{doc}}`chapter {number} </{c['chapter']}>`"
                 out += [
@@ -78,6 +94,32 @@ class ClaimsLedger(_TableDirective):
             counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
         summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
         out = [f"The ledger holds {len(claims)} claims: {summary}.", ""] + out
+        return self._parse(out)
+
+
+class Errata(_TableDirective):
+    def run(self):
+        for path in ledger_files():
+            self.env.note_dependency(str(path))
+        claims = [c for c in load_ledger() if c.get("erratum")]
+        out: list[str] = [f"The ledger records {len(claims)} correction(s).", ""]
+        for prefix, title in SOURCES.items():
+            rows = [c for c in claims if c["id"].split("-")[0] == prefix]
+            if not rows:
+                continue
+            out += [f"## {title}", ""]
+            for c in rows:
+                e = c["erratum"]
+                out += [
+                    f"({e['label']})=",
+                    f"### {e['title']} ({ERRATUM_KINDS[e['kind']]})",
+                    "",
+                    f"- **Paper.** {_cell(e['paper'])}",
+                    f"- **Correction.** {_cell(e['correction'])}",
+                    f"- **Evidence.** {_cell(e['evidence'])} Claim `{c['id']}`, checked in "
+                    f"{{doc}}`/{c['chapter']}` on every build.",
+                    "",
+                ]
         return self._parse(out)
 
 
@@ -112,5 +154,6 @@ class ExecutionStats(_TableDirective):
 
 def setup(app):
     app.add_directive("claims-ledger", ClaimsLedger)
+    app.add_directive("errata", Errata)
     app.add_directive("execution-stats", ExecutionStats)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}
