@@ -19,6 +19,7 @@ directory outside ``notebooks/`` is required.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import platform
@@ -97,15 +98,25 @@ def main(argv: list[str] | None = None) -> int:
         if missing:
             parser.error(f"no such chapter(s): {sorted(missing)}")
 
-    times = json.loads(TIMES.read_text()) if TIMES.exists() else {"notebooks": {}}
+    measured = {}
     for md in sources:
         print(f"executing {md.name} ...", flush=True)
         seconds, cells = execute(md, out_dir)
         flag = "" if seconds <= BUDGET_SECONDS else f"  (over the {BUDGET_SECONDS} s budget)"
         print(f"  {seconds:.1f} s, {cells} code cells{flag}", flush=True)
-        times["notebooks"][md.stem] = {"seconds": round(seconds, 1), "cells": cells}
+        measured[md.stem] = {"seconds": round(seconds, 1), "cells": cells}
 
     if out_dir == NB_DIR:
+        record_times(measured, scale)
+    return 0
+
+
+def record_times(measured: dict, scale: str) -> None:
+    """Merge ``measured`` into notebooks/execution_times.json under a file lock."""
+    with open(NB_DIR / ".execution_times.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        times = json.loads(TIMES.read_text()) if TIMES.exists() else {"notebooks": {}}
+        times["notebooks"].update(measured)
         times.update(
             machine=f"{platform.machine()}, {os.cpu_count()} cores",
             python=platform.python_version(),
@@ -115,7 +126,6 @@ def main(argv: list[str] | None = None) -> int:
         present = {p.stem for p in NB_DIR.glob("[0-9][0-9]_*.md")}
         times["notebooks"] = {k: v for k, v in sorted(times["notebooks"].items()) if k in present}
         TIMES.write_text(json.dumps(times, indent=2, sort_keys=True) + "\n")
-    return 0
 
 
 if __name__ == "__main__":
