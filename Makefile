@@ -53,10 +53,10 @@ book-stored: venv mathjax
 	$(JB) build . $(JBFLAGS) --config _build/config-stored.yml
 
 test-unit: venv
-	$(PY) -m pytest tests -q
+	$(PY) -m pytest tests -q -n 2
 
 test-nbval: venv
-	$(PY) -m pytest -q -p no:randomly --nbval notebooks --nbval-current-env --nbval-sanitize-with $(SANITIZE) -o testpaths=notebooks
+	$(PY) -m pytest -q -n 2 --dist loadfile --nbval notebooks --nbval-current-env --nbval-sanitize-with $(SANITIZE) -o testpaths=notebooks
 
 test-browser: chromium
 	$(PY) scripts/browser_check_selftest.py
