@@ -25,6 +25,7 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install --quiet -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m pip check
+	$(PY) -c "from fedfreq.datasets import fetch_shakespeare; print(fetch_shakespeare())"
 	touch $(STAMP)
 
 mathjax:
