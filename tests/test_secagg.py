@@ -402,12 +402,32 @@ def test_other_functions_reject_bad_input():
 # ---------------------------------------------------------------------------
 
 
-def test_million_clients_is_fast():
+def test_million_clients_is_vectorised():
+    """n = 1e6 clients: correct, and within a small factor of drawing the masks alone.
+
+    The reference is the cost of drawing n*dim uniform residues and summing them, timed
+    on the same machine right before, so that a loaded machine slows both alike; the best
+    of three runs of each is compared. A per-client Python loop would be hundreds of
+    times slower than the reference; the vectorised simulator is a few times slower.
+    """
     n, dim, m = 10**6, 10, 30
     z = np.random.default_rng(0).integers(0, m + 1, size=(n, dim))
     modulus = modulus_for(n, m)
-    start = time.perf_counter()
-    out = secure_sum(z, modulus=modulus, max_entry=m, rng=1)
-    elapsed = time.perf_counter() - start
+
+    def best_of_three(fn):
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            result = fn()
+            times.append(time.perf_counter() - start)
+        return min(times), result
+
+    reference, _ = best_of_three(
+        lambda: np.random.default_rng(2).integers(0, modulus, size=(n, dim)).sum(axis=0)
+    )
+    elapsed, out = best_of_three(lambda: secure_sum(z, modulus=modulus, max_entry=m, rng=1))
     assert out.tolist() == z.sum(axis=0).tolist()
-    assert elapsed < 3.0, f"secure_sum took {elapsed:.2f} s for n = 1e6, dim = 10"
+    assert elapsed < 20 * reference, (
+        f"secure_sum took {elapsed:.2f} s for n = 1e6, dim = 10, "
+        f"{elapsed / reference:.1f} x the cost of drawing the masks alone"
+    )
