@@ -140,7 +140,9 @@ class ExecutionStats(_TableDirective):
             "  - Budget (s)",
         ]
         total = 0.0
-        for name, rec in sorted(data["notebooks"].items()):
+        chapters = {p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.md")}
+        records = {k: v for k, v in data["notebooks"].items() if k in chapters}
+        for name, rec in sorted(records.items()):
             total += rec["seconds"]
             out += [
                 f"* - {{doc}}`/notebooks/{name}`",
@@ -148,7 +150,7 @@ class ExecutionStats(_TableDirective):
                 f"  - {rec['seconds']:.1f}",
                 f"  - {data['budget_seconds']}",
             ]
-        out += ["```", "", f"Total: {total:.1f} s for {len(data['notebooks'])} notebook(s)."]
+        out += ["```", "", f"Total: {total:.1f} s for {len(records)} notebook(s)."]
         return self._parse(out)
 
 

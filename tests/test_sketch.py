@@ -1,0 +1,342 @@
+"""Tests of fedfreq.sketch (seed 001: count sketches for federated frequency estimation)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+from dp_accounting import gaussian_mechanism as dpa_gaussian
+from dp_accounting.rdp import rdp_privacy_accountant as dpa_rdp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from fedfreq import accounting
+from fedfreq import sketch as sk
+
+
+# ----------------------------------------------------------------------------- hashing
+def test_polynomial_hash_matches_python_reference():
+    rng = np.random.default_rng(1)
+    coeffs = rng.integers(0, sk.MERSENNE_PRIME, size=(3, 4))
+    x = rng.integers(0, sk.MERSENNE_PRIME, size=500)
+    ref = [
+        [sum(int(c) * pow(int(xi), 3 - r, sk.MERSENNE_PRIME) for r, c in enumerate(row)) % sk.MERSENNE_PRIME for xi in x]
+        for row in coeffs
+    ]
+    assert np.array_equal(sk.polynomial_hash(coeffs, x), np.array(ref))
+
+
+def test_buckets_are_uniform_chi_square():
+    # 200 000 items in W = 50 buckets: chi-square with 49 dof; reject only below p = 1e-6.
+    h = sk.draw_sketch_hashes(width=50, rows=3, rng=2)
+    b = h.buckets(np.arange(200_000))
+    for row in b:
+        counts = np.bincount(row, minlength=50)
+        assert stats.chisquare(counts).pvalue > 1e-6
+    s = h.signs(np.arange(200_000))
+    assert set(np.unique(s)) == {-1, 1}
+    # mean sign: sd 1/sqrt(2e5) = 0.0022; 5 sd = 0.011
+    assert np.all(np.abs(s.mean(axis=1)) < 0.011)
+
+
+def test_pairwise_collision_probability():
+    # P(h(i) = h(j)) = 1/W (up to W/p) for a pairwise-independent family; 4000 draws,
+    # SE = sqrt(q(1-q)/4000) with q = 0.1, tolerance 4 SE.
+    W, draws = 10, 4000
+    hits = 0
+    rng = np.random.default_rng(3)
+    for _ in range(draws):
+        h = sk.draw_sketch_hashes(width=W, rows=1, rng=rng)
+        b = h.buckets(np.array([5, 17]))[0]
+        hits += int(b[0] == b[1])
+    q = 1 / W
+    assert abs(hits / draws - q) < 4 * math.sqrt(q * (1 - q) / draws)
+
+
+def test_design_hash_sharing():
+    items = np.arange(100)
+    hs = sk.draw_sketch_hashes(width=16, rows=2, rounds=3, design="shared", rng=0)
+    hh = sk.draw_sketch_hashes(width=16, rows=2, rounds=3, design="hybrid", rng=0)
+    hf = sk.draw_sketch_hashes(width=16, rows=2, rounds=3, design="fresh", rng=0)
+    assert np.array_equal(hs.buckets(items, 0), hs.buckets(items, 2)) and np.array_equal(hs.signs(items, 0), hs.signs(items, 2))
+    assert np.array_equal(hh.buckets(items, 0), hh.buckets(items, 2)) and not np.array_equal(hh.signs(items, 0), hh.signs(items, 2))
+    assert not np.array_equal(hf.buckets(items, 0), hf.buckets(items, 2))
+    assert not np.array_equal(hf.signs(items, 0), hf.signs(items, 2))
+
+
+# ----------------------------------------------------------------------------- encoding
+def test_encoding_sum_equals_fast_path_and_secure_sum():
+    rng = np.random.default_rng(4)
+    d = 40
+    x = rng.integers(0, d, size=60)
+    h = sk.draw_sketch_hashes(width=7, rows=4, rng=rng)
+    enc = sk.encode_items(x, h, d=d)
+    assert enc.shape == (60, 4, 7)
+    assert np.all(np.abs(enc).sum(axis=(1, 2)) == 4)  # one signed one-hot per row
+    fast = sk.sketch_items(x, h, d=d)
+    assert np.array_equal(enc.sum(axis=0), fast)
+    assert np.array_equal(sk.secure_sketch_sum(x, h, d=d, rng=5), fast)
+    assert np.allclose(sk.sketch_vector(np.bincount(x, minlength=d) / 60, h), fast / 60)
+
+
+def test_decode_is_exact_without_collisions():
+    f = np.zeros(50)
+    f[[3, 11, 40]] = [0.5, 0.3, 0.2]
+    for design in sk.DESIGNS:
+        est = sk.sketch_estimate(np.tile(f, (3, 1)), width=4096, rows=5, design=design, rng=6)
+        # with 3 non-zero items in 4096 buckets a collision in a majority of rows is unlikely
+        assert np.allclose(est, f, atol=1e-12)
+
+
+def test_sketch_estimate_is_reproducible_and_shaped():
+    F = np.tile(sk.zipf_frequencies(300, 1.1), (4, 1))
+    a = sk.sketch_estimate(F, width=20, rows=3, design="hybrid", rng=7)
+    b = sk.sketch_estimate(F, width=20, rows=3, design="hybrid", rng=7)
+    assert a.shape == (300,) and np.array_equal(a, b)
+
+
+def test_client_level_matches_frequency_level():
+    rng = np.random.default_rng(8)
+    d = 200
+    rounds = sk.split_rounds(sk.sample_client_items(sk.zipf_frequencies(d, 1.3), 3000, rng=rng), 3, rng=rng)
+    F = sk.round_frequencies(rounds, d)
+    for design in sk.DESIGNS:
+        a = sk.sketch_estimate_clients(rounds, d=d, width=30, rows=5, design=design, rng=9)
+        b = sk.sketch_estimate(F, width=30, rows=5, design=design, rng=9)
+        assert np.allclose(a, b, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- statistics
+@pytest.mark.parametrize("design", ["shared", "hybrid", "fresh"])
+def test_single_row_unbiased_with_predicted_variance(design):
+    """With L = 1 the estimate of item j is f_j + sum_{i != j} 1[h(i)=h(j)] (signs) f_i.
+
+    Its mean is f_j and its variance is ||v_{-j}||^2 / W with v = f (shared) or v = F
+    (hybrid and fresh, Thm 3.2 proof). 1500 trials; mean within 4 SE, variance within
+    4 SE of the sample variance (SE from the sample fourth moment).
+    """
+    rng = np.random.default_rng(10)
+    M, d, W, trials, j = 4, 60, 8, 1500, 0
+    F = rng.dirichlet(np.full(d, 0.5), size=M)
+    f = F.mean(axis=0)
+    v = f if design == "shared" else sk.heterogeneity_vector(F)
+    pred = (np.sum(v**2) - v[j] ** 2) / W
+    err = np.array([sk.sketch_estimate(F, width=W, rows=1, design=design, rng=rng)[j] - f[j] for _ in range(trials)])
+    se_mean = err.std(ddof=1) / math.sqrt(trials)
+    assert abs(err.mean()) < 4 * se_mean
+    var = err.var(ddof=1)
+    se_var = math.sqrt(np.mean((err - err.mean()) ** 4) - var**2) / math.sqrt(trials)
+    assert abs(var - pred) < 4 * se_var
+
+
+def test_hybrid_beats_shared_on_homogeneous_light_tail():
+    # F = f / sqrt(M): hybrid l_inf error should be well below shared's on f ~ i^-2.
+    rng = np.random.default_rng(11)
+    F = np.tile(sk.zipf_frequencies(2000, 2.0), (10, 1))
+    errs = {des: np.mean([np.max(np.abs(sk.sketch_estimate(F, width=20, rows=5, design=des, rng=rng) - F[0]))
+                          for _ in range(30)]) for des in ("shared", "hybrid")}
+    assert errs["hybrid"] < 0.6 * errs["shared"]
+
+
+# ----------------------------------------------------------------------------- bounds, widths
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.floats(0, 1), min_size=5, max_size=5), min_size=1, max_size=6))
+def test_heterogeneity_vector_below_frequency(rows):
+    F = np.array(rows)
+    Fv = sk.heterogeneity_vector(F)
+    assert np.all(Fv <= F.mean(axis=0) + 1e-12)
+    assert np.allclose(sk.heterogeneity_vector(np.tile(F[0], (4, 1))), F[0] / 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(1e-4, 1), min_size=2, max_size=30), st.floats(0.01, 0.9))
+def test_width_objective_minimised_at_kstar_and_bounds(raw, tau):
+    f = np.array(raw) / np.sum(raw)
+    k = np.arange(0, f.size + 1)
+    vals = sk.width_objective(f, k, tau)
+    kstar = int(np.sum(f >= tau))
+    assert vals[kstar] <= vals.min() + 1e-9
+    bracket = kstar + np.sum(f[f < tau] ** 2) / tau**2
+    assert math.isclose(vals[kstar], bracket, rel_tol=1e-9, abs_tol=1e-12)
+    assert bracket <= 2 / tau + 1e-9  # Eq. (3)
+    assert sk.oracle_width(f, tau, constant=2.0) <= sk.minimax_width(tau, constant=2.0)
+    # Corollary 2.3, both claims: the smallest W with E(W) <= tau lies in [bracket/2, bracket]
+    s2 = np.sort(f)[::-1] ** 2
+    E = np.array([math.sqrt(np.sum(s2[w:]) / w) for w in range(1, f.size + 2)])
+    wmin = 1 + int(np.argmax(E <= tau))
+    assert bracket / 2 - 1e-9 <= wmin <= max(math.ceil(bracket - 1e-9), 1)
+
+
+def test_fit_polynomial_and_model():
+    a, b = sk.fit_polynomial(0.2 * np.arange(1, 21) ** -1.3)
+    assert math.isclose(a, 1.3, rel_tol=1e-6) and math.isclose(b, 0.2, rel_tol=1e-6)
+    m = sk.polynomial_frequencies(1.1, 0.3, 10_000)
+    assert m.sum() <= 1 + 1e-12 and np.all(np.diff(m[m > 0]) < 0)
+
+
+def test_two_phase_width_adapts():
+    rng = np.random.default_rng(12)
+    d, n, tau = 5000, 50_000, 0.005
+    f = sk.zipf_frequencies(d, 2.0)
+    x = sk.sample_client_items(f, n, rng=rng)
+    res = sk.two_phase_width(x, d=d, tau=tau, pilot_clients=3000, rng=rng)
+    assert 1.6 < res.alpha < 2.4
+    assert res.width < sk.minimax_width(tau, constant=2.0, n=n) / 4
+
+
+def test_minton_price_bound_formula():
+    f = np.array([0.4, 0.3, 0.2, 0.1])
+    got = sk.minton_price_bound(f, width=2, rows=3, p=0.1, constant=2.0)
+    assert math.isclose(got, 2 * math.sqrt(math.log(10) / 3 * (0.04 + 0.01) / 2))
+    assert sk.minton_price_bound(f, width=4, rows=3, p=0.1) == 0.0
+    assert sk.minton_price_bound(f, width=4, rows=3, p=0.1, tail_start=1) > 0
+
+
+# ----------------------------------------------------------------------------- privacy
+def test_sigma_matches_dp_accounting_analytic_gaussian():
+    for eps, delta, L, n in ((0.5, 1e-6, 16, 10_000), (1.0, 1e-5, 5, 1000), (3.0, 1e-8, 8, 500)):
+        sigma = sk.dp_sketch_sigma(eps, delta, rows=L, n=n)
+        sens = math.sqrt(L) / n
+        ref = dpa_gaussian.get_sigma_gaussian(eps, delta)  # sensitivity 1
+        assert math.isclose(sigma / sens, ref, rel_tol=1e-3)
+        # the calibrated mechanism meets delta exactly (PLD cross-check)
+        pld = dp_accounting.pld.privacy_loss_distribution.from_gaussian_mechanism(standard_deviation=sigma / sens)
+        assert pld.get_delta_for_epsilon(eps) <= delta * 1.01
+
+
+def test_epsilon_matches_dp_accounting_rdp_accountant():
+    sigma, delta, L, n, k = 0.02, 1e-6, 9, 1000, 3
+    eps, _ = sk.dp_sketch_epsilon(sigma, delta, rows=L, n=n, participations=k)
+    acc = dpa_rdp.RdpAccountant(list(accounting.DEFAULT_ORDERS))
+    acc.compose(dp_accounting.GaussianDpEvent(sigma / (math.sqrt(L) / n)), k)
+    assert math.isclose(eps, acc.get_epsilon(delta), rel_tol=1e-9)
+
+
+def _max_sensitivity(hashes, d, n, relation):
+    """Exact max l2 distance of the normalised sketch over all neighbouring datasets."""
+    items = np.arange(d)
+    B, S = hashes.buckets(items), hashes.signs(items)
+    enc = np.zeros((d, hashes.rows, hashes.width))
+    enc[items[:, None], np.arange(hashes.rows)[None, :], B.T] = S.T
+    if relation == "add_remove":
+        return np.max(np.linalg.norm(enc.reshape(d, -1), axis=1)) / n
+    diffs = [np.linalg.norm((enc[a] - enc[b]).ravel()) for a, b in itertools.combinations(range(d), 2)]
+    return max(diffs) / n
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+def test_privacy_audit_exact_delta(relation):
+    """Exact audit on small instances: the true sensitivity never exceeds the stated one,
+    and the Gaussian privacy profile at the true sensitivity meets the target delta;
+    a weakened calibration (sensitivity 1/n, forgetting the L rows) is caught."""
+    eps, delta, n, d = 1.0, 1e-5, 20, 12
+    caught = 0
+    for seed in range(25):
+        h = sk.draw_sketch_hashes(width=3, rows=4, rng=seed)
+        true_sens = _max_sensitivity(h, d, n, relation)
+        assert true_sens <= sk.sketch_sensitivity(rows=4, n=n, relation=relation) + 1e-12
+        sigma = sk.dp_sketch_sigma(eps, delta, rows=4, n=n, relation=relation)
+        assert accounting.gaussian_delta(eps, sensitivity=true_sens, sigma=sigma) <= delta * (1 + 1e-9)
+        weak = accounting.gaussian_sigma(eps, delta, sensitivity=1.0 / n)
+        caught += accounting.gaussian_delta(eps, sensitivity=true_sens, sigma=weak) > delta
+    assert caught == 25
+
+
+def test_dp_error_matches_noise_term():
+    # Noise-only regime (W huge, no collisions): each row's average over M rounds has
+    # sd sigma/sqrt(M); the median of L = 5 such rows has sd c*sigma/sqrt(M) with
+    # c^2 = var(median of 5 standard normals) (about 0.287). 200 trials x 3 items.
+    rng = np.random.default_rng(13)
+    M, L, sigma = 8, 5, 0.01
+    f = np.zeros(3)
+    f[0] = 1.0
+    med = np.median(rng.standard_normal((200_000, L)), axis=1).var()
+    errs = np.concatenate([sk.dp_hybrid_sketch_estimate(np.tile(f, (M, 1)), width=4096, rows=L, sigma=sigma, rng=rng) - f
+                           for _ in range(200)])
+    pred = med * sigma**2 / M
+    var = errs.var()
+    assert abs(var - pred) < 4 * pred * math.sqrt(2 / errs.size) * 1.5
+
+
+def test_paper_sigma_and_communication():
+    assert math.isclose(sk.paper_dp_sigma(1.0, 1e-5, rows=4, n=100), math.sqrt(2 * 4 * math.log(1e5)) / 100)
+    assert sk.sketch_bits_per_client(rows=16, width=1000, n=10**6) < sk.one_hot_bits_per_client(d=10**5, n=10**6)
+
+
+# ----------------------------------------------------------------------------- exercises
+def test_check_width_rule():
+    assert sk.check_width_rule(lambda f, tau: sk.oracle_width(f, tau, constant=8.0)).passed
+    assert not sk.check_width_rule(lambda f, tau: sk.oracle_width(f, tau, constant=2.0)).passed
+    assert not sk.check_width_rule(lambda f, tau: 2).passed
+    assert not sk.check_width_rule(lambda f, tau: sk.minimax_width(tau, constant=4.0)).passed
+
+
+def test_check_hybrid_decoder():
+    def good(S, b, s):
+        rows = np.arange(b.shape[0])[:, None]
+        return np.median(np.mean(s * S[:, rows, b], axis=0), axis=0)
+
+    def swapped(S, b, s):
+        rows = np.arange(b.shape[0])[:, None]
+        return np.mean(np.median(s * S[:, rows, b], axis=1), axis=0)
+
+    assert sk.check_hybrid_decoder(good).passed
+    res = sk.check_hybrid_decoder(swapped)
+    assert not res.passed and "order" in res.message
+
+
+# ----------------------------------------------------------------------------- validation
+@settings(max_examples=40, deadline=None)
+@given(st.integers(-5, 0))
+def test_bad_width_and_rows_raise(bad):
+    F = np.full((2, 4), 0.25)
+    with pytest.raises(ValueError, match="width"):
+        sk.sketch_estimate(F, width=bad, rows=2, design="shared", rng=0)
+    with pytest.raises(ValueError, match="rows"):
+        sk.sketch_estimate(F, width=4, rows=bad, design="shared", rng=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(max_size=8).filter(lambda s: s not in sk.DESIGNS))
+def test_unknown_design_raises(name):
+    with pytest.raises(ValueError, match="design"):
+        sk.sketch_estimate(np.full((1, 3), 1 / 3), width=4, rows=2, design=name, rng=0)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [np.array([[0.5, -0.1]]), np.array([[np.nan, 0.5]]), np.array([0.5, 0.5]), np.array([[np.inf, 0.0]])],
+)
+def test_bad_frequencies_raise(bad):
+    with pytest.raises(ValueError, match="round_frequencies"):
+        sk.sketch_estimate(bad, width=4, rows=2, design="hybrid", rng=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(-3, -1) | st.integers(10, 20))
+def test_items_outside_domain_raise(item):
+    h = sk.draw_sketch_hashes(width=4, rows=2, rng=0)
+    with pytest.raises(ValueError, match="items"):
+        sk.sketch_items([0, item], h, d=10)
+    with pytest.raises(ValueError, match="items"):
+        sk.sketch_estimate_clients([[0, item]], d=10, width=4, rows=2, design="fresh", rng=0)
+
+
+def test_other_validation():
+    with pytest.raises(ValueError, match="tau"):
+        sk.oracle_width([0.5, 0.5], 0.0)
+    with pytest.raises(ValueError, match="p "):
+        sk.minton_price_bound([0.5], width=1, rows=1, p=1.0)
+    with pytest.raises(ValueError, match="relation"):
+        sk.sketch_sensitivity(rows=2, n=3, relation="swap")
+    with pytest.raises(ValueError, match="hashes"):
+        sk.sketch_vector([1.0], hashes="not hashes")
+    with pytest.raises(ValueError, match="n must be a multiple"):
+        sk.flat_frequencies(15)
+    with pytest.raises(ValueError, match="sketches"):
+        h = sk.draw_sketch_hashes(width=4, rows=2, rounds=2, design="hybrid", rng=0)
+        sk.decode_sketches(np.zeros((1, 2, 4)), h, d=5)
