@@ -834,7 +834,7 @@ def hadamard_response(items, *, n_buckets: int, epsilon: float, rng=None) -> np.
 
     With :math:`K = 2^{\lceil\log_2(B+1)\rceil}` and :math:`C_x = \{y < K:
     \langle x+1, y\rangle \equiv 0 \pmod 2\}` (the +1 entries of row x + 1 of the
-    Sylvester–Hadamard matrix, |C_x| = K/2), a client holding x reports a uniform
+    Sylvester–Hadamard matrix, :math:`|C_x| = K/2`), a client holding x reports a uniform
     element of :math:`C_x` with probability :math:`e^\varepsilon/(1+e^\varepsilon)`
     and a uniform element of its complement otherwise: ε-LDP. This is the variant
     ``pure_ldp`` uses for ε ≤ 1; it is used here at every ε (still ε-LDP).
