@@ -10,6 +10,7 @@ from __future__ import annotations
 from . import (
     accounting,
     baselines,
+    bitpush,
     claims,
     datasets,
     exercises,
@@ -24,6 +25,7 @@ from . import (
 from ._rng import as_generator
 from .accounting import *  # noqa: F401,F403
 from .baselines import *  # noqa: F401,F403
+from .bitpush import *  # noqa: F401,F403
 from .claims import ClaimFailed, check_claim
 from .datasets import *  # noqa: F401,F403
 from .heavy_hitters import *  # noqa: F401,F403
@@ -38,6 +40,7 @@ __version__ = "0.1.0"
 _MODULES = (
     accounting,
     baselines,
+    bitpush,
     datasets,
     heavy_hitters,
     metrics,
