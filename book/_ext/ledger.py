@@ -154,7 +154,16 @@ class ExecutionStats(_TableDirective):
         return self._parse(out)
 
 
+DATA_PAGES = ["book/claims_ledger", "book/errata", "book/execution_stats"]
+
+
+def _always_reread(app, env, added, changed, removed):
+    """The data pages depend on files Sphinx does not track: re-read them every build."""
+    return [doc for doc in DATA_PAGES if doc in env.found_docs]
+
+
 def setup(app):
+    app.connect("env-get-outdated", _always_reread)
     app.add_directive("claims-ledger", ClaimsLedger)
     app.add_directive("errata", Errata)
     app.add_directive("execution-stats", ExecutionStats)
