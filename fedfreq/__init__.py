@@ -12,10 +12,15 @@ from . import (
     baselines,
     bitpush,
     claims,
+    contribution,
+    cpbm,
     datasets,
     exercises,
     heavy_hitters,
+    kashin,
     metrics,
+    protocols,
+    quantiles,
     sample_threshold,
     scale,
     secagg,
@@ -26,14 +31,19 @@ from ._rng import as_generator
 from .accounting import *  # noqa: F401,F403
 from .baselines import *  # noqa: F401,F403
 from .bitpush import *  # noqa: F401,F403
-from .claims import ClaimFailed, check_claim
+from .contribution import *  # noqa: F401,F403
+from .cpbm import *  # noqa: F401,F403
 from .datasets import *  # noqa: F401,F403
 from .heavy_hitters import *  # noqa: F401,F403
+from .kashin import *  # noqa: F401,F403
 from .metrics import *  # noqa: F401,F403
+from .protocols import *  # noqa: F401,F403
+from .quantiles import *  # noqa: F401,F403
 from .sample_threshold import *  # noqa: F401,F403
 from .secagg import *  # noqa: F401,F403
 from .sketch import *  # noqa: F401,F403
 from .trust_models import *  # noqa: F401,F403
+from .claims import ClaimFailed, check_claim
 
 __version__ = "0.1.0"
 
@@ -41,9 +51,14 @@ _MODULES = (
     accounting,
     baselines,
     bitpush,
+    contribution,
+    cpbm,
     datasets,
     heavy_hitters,
+    kashin,
     metrics,
+    protocols,
+    quantiles,
     sample_threshold,
     secagg,
     sketch,

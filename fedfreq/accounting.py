@@ -61,6 +61,10 @@ __all__ = [
     "gaussian_delta",
     "gaussian_sigma",
     "classical_gaussian_sigma",
+    "cpbm_rdp",
+    "cpbm_lemma2_paper_forms",
+    "cpbm_rdp_exact",
+    "poisson_binomial_logpmf",
 ]
 
 #: Default grid of Rényi orders: 1.1, 1.2, ..., 10.9, then 11, 12, ..., 63, then
@@ -760,3 +764,394 @@ def classical_gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float
     d = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     sens = check_real("sensitivity", sensitivity, low=0.0, low_open=True)
     return sens * math.sqrt(2.0 * math.log(1.25 / d)) / eps
+
+
+# ---------------------------------------------------------------------------
+# the clipped Poisson binomial mechanism (seed 000, Lemma 2)
+# ---------------------------------------------------------------------------
+
+
+def _check_theta(theta) -> float:
+    return check_real("theta", theta, low=0.0, high=0.25, low_open=True)
+
+
+def _lemma2_base(n: int, theta: float) -> tuple[int, float, float, float]:
+    """(N = n'+1, q = 1/2+θ, a = (1+2θ)/(1-2θ), b = 1/a) for Lemma 2."""
+    n_prime = n // 2  # = ceil((n - 1) / 2)
+    a = (1.0 + 2.0 * theta) / (1.0 - 2.0 * theta)
+    return n_prime + 1, 0.5 + theta, a, 1.0 / a
+
+
+def _log_excess_moment(N: int, q: float, a: float, b: float, s: np.ndarray) -> np.ndarray:
+    r"""log(E[(1+u_K)^s] - 1) for K ~ Bin(N, q), u_k = a - (a-b)k/N - 1, per exponent s.
+
+    E[u_K] = 0, so E[(1+u)^s] - 1 = E[g_s(u)] with g_s(u) = (1+u)^s - 1 - s u >= 0 for
+    s >= 1 or s <= 0 (convexity). Summing the non-negative g_s avoids the cancellation
+    that loses a divergence of 1e-9 when 1 + 1e-9 is formed. Terms are in log space.
+    For large N only the window |k - Nq| <= t is summed; the rest is bounded with
+    Hoeffding's inequality P(|K - Nq| >= t) <= 2 exp(-2 t^2 / N) times max g_s, and t
+    is chosen so that this bound is below exp(-750) (it is added anyway).
+    """
+    s = np.asarray(s, dtype=float).reshape(-1)
+    abs_s = np.abs(s)
+    # max over u in [b-1, a-1] of g_s(u) <= max(a, 1/b)^|s| + 1 + |s| max|u|
+    max_u = max(a - 1.0, 1.0 - b)
+    log_max_g = abs_s * math.log(max(a, 1.0 / b)) + np.log(2.0 + abs_s * max_u)
+    # second-order estimate of Pi - 1, only used to size the window
+    var_u = (a - b) ** 2 * q * (1.0 - q) / N
+    log_guess = np.log(np.maximum(np.abs(s * (s - 1.0)) / 2.0 * var_u, 1e-300))
+    # Hoeffding: the tail bound is below exp(-37) (about 1e-16) times the guess
+    t_needed = np.sqrt(N / 2.0 * np.maximum(log_max_g + 37.0 + math.log(2.0) - log_guess, 1.0))
+    centre = N * q
+    lo_all = max(0, int(math.floor(centre - t_needed.max())))
+    hi_all = min(N, int(math.ceil(centre + t_needed.max())))
+    k_all = np.arange(lo_all, hi_all + 1, dtype=float)
+    log_pmf_all = _binom_logpmf(k_all, N, q)
+    u_all = (a - 1.0) - (a - b) * k_all / N
+    l1pu_all = np.log1p(u_all)
+    out = np.empty(s.shape)
+    for i, si in enumerate(s):
+        lo = max(0, int(math.floor(centre - t_needed[i])))
+        hi = min(N, int(math.ceil(centre + t_needed[i])))
+        sl = slice(lo - lo_all, hi - lo_all + 1)
+        u, l1pu, log_pmf = u_all[sl], l1pu_all[sl], log_pmf_all[sl]
+        t = si * l1pu
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if float(t.max()) <= 30.0:
+                g = np.expm1(t)
+                g -= si * u
+                np.maximum(g, 0.0, out=g)
+                log_g = np.log(g)
+            else:
+                # g = expm1(t) - s u; for t > 30 write it as e^t (1 - (1 + s u) e^{-t})
+                big = t > 30.0
+                g_small = np.expm1(np.where(big, 0.0, t)) - si * u
+                log_g = np.where(
+                    big,
+                    t + np.log1p(-(1.0 + si * u) * np.exp(-np.where(big, t, 0.0))),
+                    np.log(np.maximum(g_small, 0.0)),
+                )
+        total = _logsumexp(log_pmf + log_g)
+        if lo > 0 or hi < N:
+            t_lo = centre - lo if lo > 0 else np.inf
+            t_hi = hi - centre if hi < N else np.inf
+            tmin = min(t_lo, t_hi)
+            log_tail = math.log(2.0) - 2.0 * tmin * tmin / N + log_max_g[i]
+            total = np.logaddexp(total, log_tail)
+        out[i] = total
+    return out
+
+
+def _stirlerr(x: np.ndarray) -> np.ndarray:
+    """log(x!) - [(x + 1/2) log x - x + log(2π)/2] for x >= 1 (series for x >= 15)."""
+    x = np.asarray(x, dtype=float)
+
+    def series(v):
+        inv = 1.0 / v
+        if v.size and v.min() > 1e6:  # the dropped terms are below 1e-33
+            return inv * (1.0 / 12.0)
+        inv2 = inv * inv
+        return inv * (1.0 / 12.0 - inv2 * (1.0 / 360.0 - inv2 * (1.0 / 1260.0 - inv2 / 1680.0)))
+
+    if x.size and x.min() >= 15.0:
+        return series(x)
+    out = np.empty(x.shape)
+    small = x < 15.0
+    xs = x[small]
+    out[small] = special.gammaln(xs + 1.0) - (xs + 0.5) * np.log(xs) + xs - 0.5 * math.log(2.0 * math.pi)
+    out[~small] = series(x[~small])
+    return out
+
+
+def _bd0(x: np.ndarray, mean: float) -> np.ndarray:
+    """x log(x/mean) + mean - x, accurately also for x close to mean (Loader 2000)."""
+    t = (x - mean) / mean
+
+    def series(ts):
+        # phi(t) = (1+t) log1p(t) - t = t^2 sum_j (-t)^j / ((j+1)(j+2)), |t| < 0.05
+        tmax = float(np.abs(ts).max()) if ts.size else 0.0
+        terms = 2 if tmax == 0.0 else min(16, max(2, int(math.ceil(-37.0 / math.log(tmax))) + 1))
+        acc = np.zeros(ts.shape)
+        for j in range(terms - 1, -1, -1):
+            acc = 1.0 / ((j + 1.0) * (j + 2.0)) - ts * acc
+        return mean * ts * ts * acc
+
+    if t.size and np.abs(t).max() < 0.05:
+        return series(t)
+    out = np.empty(t.shape)
+    small = np.abs(t) < 0.05
+    out[small] = series(t[small])
+    tl = t[~small]
+    out[~small] = mean * ((1.0 + tl) * np.log1p(tl) - tl)
+    return out
+
+
+def _logsumexp(x: np.ndarray) -> float:
+    """Fast 1-D logsumexp (-inf for an all -inf input)."""
+    mx = float(np.max(x))
+    if not math.isfinite(mx):
+        return mx
+    return mx + math.log(float(np.sum(np.exp(x - mx))))
+
+
+def _binom_logpmf(k: np.ndarray, N: int, p: float) -> np.ndarray:
+    """log Bin(k; N, p) by Loader's saddle-point decomposition.
+
+    Absolute error about 1e-16 |k - Np| (1e-10 at N = 1e9 near the mean), where the
+    naive gammaln difference, and scipy's binom.logpmf, lose 1e-6 at N = 1e9.
+    """
+    k = np.asarray(k, dtype=float)
+    out = np.empty(k.shape)
+    if k.size and k.min() > 0 and k.max() < N:
+        mid = slice(None)
+    else:
+        lo = k == 0
+        hi = k == N
+        out[lo] = N * math.log1p(-p)
+        out[hi] = N * math.log(p)
+        mid = ~(lo | hi)
+    km = k[mid]
+    if km.size == 0:
+        return out
+    rest = N - km
+    out[mid] = (
+        _stirlerr(np.array([float(N)]))[0]
+        - _stirlerr(km)
+        - _stirlerr(rest)
+        - _bd0(km, N * p)
+        - _bd0(rest, N * (1.0 - p))
+        + 0.5 * np.log(N / (2.0 * math.pi * km * rest))
+    )
+    return out
+
+
+def cpbm_rdp(order, *, n: int, theta: float, m: int, dim: int):
+    r"""Rényi DP of the secure sum of ``n`` users' clipped Poisson binomial (cPBM) outputs.
+
+    Each user clips her vector to ℓ2 norm C, maps every coordinate to
+    :math:`p = \theta y/C + 1/2 \in [\tfrac12-\theta, \tfrac12+\theta]` and sends
+    :math:`\mathrm{Binom}(m, p)` per coordinate; the server sees the coordinate-wise sums.
+    Under replace-one neighbours (n fixed) the order-λ RDP is at most
+
+    .. math::
+
+        \varepsilon(\lambda) = \frac{m\,\mathrm{dim}}{\lambda-1}\log\max(\Pi_1, \Pi_2),\qquad
+        \Pi_1 = \mathbb E\bigl[(1+u_K)^{\lambda}\bigr],\quad
+        \Pi_2 = \mathbb E\bigl[(1+u_K)^{1-\lambda}\bigr],
+
+    with :math:`K \sim \mathrm{Bin}(n'+1, \tfrac12+\theta)`, :math:`n' = \lceil (n-1)/2\rceil`,
+    :math:`a = \frac{1+2\theta}{1-2\theta}` and
+    :math:`1+u_k = a\frac{n'+1-k}{n'+1} + \frac1a\frac{k}{n'+1}` (:math:`= e^{\xi_k}` of the
+    paper). :math:`\Pi_1` is :math:`e^{(\lambda-1)D_\lambda(P\|Q)}` and :math:`\Pi_2` is
+    :math:`e^{(\lambda-1)D_\lambda(Q\|P)}` for
+    :math:`P = \mathrm{Ber}(\tfrac12-\theta) + \mathrm{Bin}(n', \tfrac12+\theta)`,
+    :math:`Q = \mathrm{Bin}(n'+1, \tfrac12+\theta)`; this is seed 000, Lemma 2 in the form
+    of its Appendix C.2 (whose :math:`\Pi_2`, after the substitution
+    :math:`k \to n'+1-k`, is this one), with two corrections verified in the book's
+    chapter on the cPBM: ``dim`` must count the coordinates that are actually
+    privatised (the Kashin dimension D, not the data dimension d), and the main
+    text's :math:`\mu_m` and :math:`\Pi_2` are misprinted.
+
+    Evaluation: :math:`\Pi - 1 = \mathbb E[(1+u)^s - 1 - s u]` (because
+    :math:`\mathbb E u_K = 0`) is a sum of non-negative terms, summed in log space
+    with a rigorous Hoeffding tail bound for large n, so divergences of 1e-9 keep
+    their relative accuracy at n = 1e9.
+
+    Parameters
+    ----------
+    order : float or array_like
+        Rényi order(s) λ > 1 (vectorised).
+    n : int
+        Number of users, n >= 1.
+    theta : float
+        cPBM parameter θ in (0, 1/4].
+    m : int
+        Binomial trials per coordinate, m >= 1.
+    dim : int
+        Number of privatised coordinates (D for the cPBM of Kashin coefficients), >= 1.
+
+    Returns
+    -------
+    float or ndarray
+        ε(λ), matching the shape of ``order``.
+
+    Examples
+    --------
+    >>> round(cpbm_rdp(2.0, n=1, theta=0.25, m=1, dim=1), 6)   # randomized response, p = 3/4
+    0.847298
+    >>> 0 < cpbm_rdp(2.0, n=10**9, theta=0.2, m=1, dim=1) < 1e-8
+    True
+    """
+    alpha, scalar = _check_orders(order)
+    n_ = check_int("n", n, low=1)
+    th = _check_theta(theta)
+    m_ = check_int("m", m, low=1)
+    dim_ = check_int("dim", dim, low=1)
+    N, q, a, b = _lemma2_base(n_, th)
+    lam = alpha.reshape(-1)
+    s = np.concatenate([lam, 1.0 - lam])
+    log_excess = _log_excess_moment(N, q, a, b, s)
+    log_pi = np.logaddexp(0.0, log_excess)  # log(1 + (Pi - 1))
+    k = lam.size
+    out = m_ * dim_ * np.maximum(log_pi[:k], log_pi[k:]) / (lam - 1.0)
+    return _as_output(out.reshape(alpha.shape), scalar)
+
+
+def cpbm_lemma2_paper_forms(order, *, n: int, theta: float, form: str):
+    r"""log Π1 and log Π2 of seed 000's Lemma 2 exactly as printed (for checking the paper).
+
+    ``form="main"`` transcribes Section 3.2:
+    :math:`\Pi_2 = \sum_{m=0}^{n'+1}\mathrm{Bin}(m, n', \tfrac12-\theta)
+    \bigl(\frac{m}{n'-m+1}\frac{1+2\theta}{1-2\theta} + \frac{1-2\theta}{1+2\theta}\bigr)e^{-\lambda\mu_m}`
+    with :math:`\mu_m = \log(\frac{1+2\theta}{1-2\theta}\frac{n'+1-m}{n'+1})`;
+    ``form="appendix"`` transcribes Appendix C.2, whose :math:`\Pi_2` carries an extra
+    factor :math:`(\tfrac12+\theta)` and :math:`\mu_m = \log(\frac{1+2\theta}{1-2\theta}
+    \frac{m}{n'+1} + \frac{1-2\theta}{1+2\theta}\frac{n'+1-m}{n'+1})`. Both share
+    :math:`\Pi_1`. The term m = n'+1 of :math:`\Pi_2` is a 0·∞ product in the printed
+    form; it is evaluated as its limit
+    :math:`\bigl(\tfrac12-\theta\bigr)^{n'} e^{-\lambda\mu_{n'+1}}` times the printed
+    prefactor (1 for the main text, 1/2+θ for the appendix); in the main text
+    :math:`\mu_{n'+1} = \log 0`, so its :math:`\Pi_2` is infinite.
+    Direct summation: meant for small n (n' <= 10^5).
+
+    Returns
+    -------
+    (log_pi1, log_pi2) : tuple of float or ndarray
+        Natural logarithms, matching the shape of ``order`` (``inf`` where the printed
+        sum is infinite).
+
+    Examples
+    --------
+    >>> l1, l2 = cpbm_lemma2_paper_forms(2.0, n=5, theta=0.2, form="appendix")
+    >>> bool(abs(max(l1, l2) - cpbm_rdp(2.0, n=5, theta=0.2, m=1, dim=1)) < 1e-12)
+    True
+    """
+    alpha, scalar = _check_orders(order)
+    n_ = check_int("n", n, low=1)
+    th = _check_theta(theta)
+    if form not in ("main", "appendix"):
+        raise ValueError(f"form must be one of ['appendix', 'main']; got {form!r}")
+    N, q, a, b = _lemma2_base(n_, th)
+    n_prime = N - 1
+    if n_prime > 100_000:
+        raise ValueError(f"n must be at most 200001 for direct summation; got {n_}")
+    k = np.arange(0, N + 1, dtype=float)
+    lam = alpha.reshape(-1, 1)
+    xi = np.log(a * (N - k) / N + b * k / N)
+    log_pi1 = special.logsumexp(_binom_logpmf(k, N, q) + lam * xi, axis=1)
+    with np.errstate(divide="ignore"):
+        if form == "main":
+            mu = np.log(a * (N - k) / N)  # -inf at k = N
+        else:
+            mu = np.log(a * k / N + b * (N - k) / N)
+    # Bin(k, n', 1/2 - theta) * (k/(n'-k+1) * a + b), with the k = n'+1 limit
+    r = 0.5 - th
+    kk = k[:-1]
+    log_bin = _binom_logpmf(kk, n_prime, r)
+    front = np.empty(N + 1)
+    front[:-1] = log_bin + np.log(kk / (n_prime - kk + 1.0) * a + b)
+    front[-1] = n_prime * math.log(r)  # lim Bin(k, n', r) (k a/(n'-k+1) + b) at k = n'+1
+    if form == "appendix":
+        front = front + math.log(0.5 + th)
+    with np.errstate(invalid="ignore"):
+        terms = front - lam * mu
+    terms = np.where(np.isnan(terms) | (terms == np.inf), np.inf, terms)
+    log_pi2 = special.logsumexp(terms, axis=1)
+    return _as_output(log_pi1.reshape(alpha.shape), scalar), _as_output(log_pi2.reshape(alpha.shape), scalar)
+
+
+def poisson_binomial_logpmf(probs, *, m: int = 1) -> np.ndarray:
+    r"""Log-pmf of :math:`S = \sum_j \mathrm{Binom}(m, p_j)` on :math:`\{0, \dots, m\,J\}`.
+
+    Computed by successive convolution in log space (J·m convolution steps of
+    length at most mJ + 1): exact up to rounding, for small instances (brute-force
+    privacy audits).
+
+    Parameters
+    ----------
+    probs : array_like
+        1-D array of the J >= 0 success probabilities, each in [0, 1].
+    m : int, default 1
+        Trials per user.
+
+    Examples
+    --------
+    >>> np.exp(poisson_binomial_logpmf([0.5, 0.5])).round(3).tolist()
+    [0.25, 0.5, 0.25]
+    """
+    p = check_array("probs", probs, ndim=1, low=0.0, high=1.0)
+    m_ = check_int("m", m, low=1)
+    out = np.zeros(1)
+    with np.errstate(divide="ignore"):
+        for pj in p:
+            lp, lq = math.log(pj) if pj > 0 else -np.inf, math.log1p(-pj) if pj < 1 else -np.inf
+            for _ in range(m_):
+                new = np.full(out.size + 1, -np.inf)
+                new[:-1] = out + lq
+                new[1:] = np.logaddexp(new[1:], out + lp)
+                out = new
+    return out
+
+
+def cpbm_rdp_exact(order, *, n: int, theta: float, m: int = 1, grid: int = 2):
+    r"""Brute-force worst-case Rényi divergence of one cPBM coordinate's secure sum (small n).
+
+    Maximises, over ordered replace-one neighbours, the exact divergence
+    :math:`D_\lambda(S + Z \,\|\, S + Z')` where the changed user sends
+    :math:`Z \sim \mathrm{Binom}(m, p)`, :math:`Z' \sim \mathrm{Binom}(m, p')`,
+    :math:`p, p' \in \{\tfrac12-\theta, \tfrac12+\theta\}`, and the other n - 1 users'
+    probabilities range over all multisets of ``grid`` equally spaced points of
+    :math:`[\tfrac12-\theta, \tfrac12+\theta]`. For m = 1 the two endpoints (``grid=2``)
+    give the exact supremum over *all* configurations: the moment
+    :math:`\sum P^\lambda Q^{1-\lambda}` is jointly convex in (P, Q), and P, Q are affine
+    in each user's probability, so the maximum sits at a vertex of the box; by
+    symmetry only the number j of others at the upper endpoint matters. For m > 1
+    the result is a lower bound on the supremum (a grid search).
+
+    Parameters
+    ----------
+    order : float or array_like
+        Rényi order(s) λ > 1.
+    n : int
+        Number of users, 1 <= n <= 60 (m (n) + 1 support points are enumerated).
+    theta : float
+        θ in (0, 1/4].
+    m : int, default 1
+        Trials per user, 1 <= m <= 16.
+    grid : int, default 2
+        Number of grid points for the other users' probabilities (>= 2).
+
+    Returns
+    -------
+    float or ndarray
+        The maximal divergence, matching ``order``.
+
+    Examples
+    --------
+    >>> exact = cpbm_rdp_exact(2.0, n=5, theta=0.2)
+    >>> bool(exact <= cpbm_rdp(2.0, n=5, theta=0.2, m=1, dim=1))
+    True
+    """
+    import itertools
+
+    alpha, scalar = _check_orders(order)
+    n_ = check_int("n", n, low=1, high=60)
+    th = _check_theta(theta)
+    m_ = check_int("m", m, low=1, high=16)
+    g = check_int("grid", grid, low=2, high=50)
+    points = np.linspace(0.5 - th, 0.5 + th, g)
+    ends = (0.5 - th, 0.5 + th)
+    best = np.zeros(alpha.reshape(-1).shape)
+    k = np.arange(m_ + 1, dtype=float)
+    user = {p: _binom_logpmf(k, m_, p) for p in ends}
+    for others in itertools.combinations_with_replacement(points, n_ - 1):
+        base = poisson_binomial_logpmf(np.array(others), m=m_)
+        dists = {}
+        for p in ends:
+            conv = np.full(base.size + m_, -np.inf)
+            for z in range(m_ + 1):
+                conv[z : z + base.size] = np.logaddexp(conv[z : z + base.size], base + user[p][z])
+            dists[p] = conv - special.logsumexp(conv)
+        for p, pp in ((ends[0], ends[1]), (ends[1], ends[0])):
+            best = np.maximum(best, np.atleast_1d(renyi_divergence(dists[p], dists[pp], alpha.reshape(-1))))
+    return _as_output(best.reshape(alpha.shape), scalar)

@@ -1,0 +1,456 @@
+"""Tests of fedfreq.contribution (seed 004: bounding user contributions).
+
+Statistical tests use fixed seeds; a sample mean of T draws must lie within Z = 4
+standard errors (sample standard deviation / sqrt(T)) of its exact expectation,
+which a correct implementation fails with probability about 6e-5 per check.
+Privacy audits compute the exact worst-case privacy loss (or δ) on small instances
+by enumeration, check it never exceeds the claim, and check that the same audit
+flags a deliberately weakened mechanism.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from dp_accounting import gaussian_mechanism as dpa_gaussian
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import fedfreq
+from fedfreq import contribution as ct
+from fedfreq.cpbm import clip_l2
+from fedfreq.accounting import gaussian_delta
+
+Z = 4.0
+HYP = settings(max_examples=30, deadline=None, database=None)
+
+
+def _dataset(rng, n=60, d=6, lam=20.0, hetero=True):
+    g = np.random.default_rng(rng)
+    sizes = g.poisson(lam * (g.gamma(0.7, 1 / 0.7, size=n) if hetero else 1.0))
+    p = g.dirichlet(np.full(d, 0.5), size=n)
+    return np.array([g.multinomial(m, q) for m, q in zip(sizes, p)])
+
+
+def test_public_names_do_not_clash_with_the_package():
+    import importlib
+    import pkgutil
+
+    others = set(fedfreq.__all__) - set(ct.__all__)
+    for info in pkgutil.iter_modules(fedfreq.__path__):
+        if info.name != "contribution" and not info.name.startswith("_"):
+            try:
+                mod = importlib.import_module(f"fedfreq.{info.name}")
+            except Exception:  # another module under construction is not this test's business
+                continue
+            others |= set(getattr(mod, "__all__", []))
+    assert not (set(ct.__all__) & others)
+
+
+# ---------------------------------------------------------------------------
+# clipping
+# ---------------------------------------------------------------------------
+
+
+def test_clipping_bounds_norms_and_keeps_small_users():
+    N = _dataset(0)
+    for C in (1.0, 7.5, 40.0):
+        c1, c2 = ct.clip_l1(N, C), clip_l2(N, C)
+        assert np.all(c1.sum(1) <= C + 1e-9) and np.all(np.linalg.norm(c2, axis=1) <= C + 1e-9)
+        small = N.sum(1) <= C
+        assert np.array_equal(c1[small], N[small])
+        assert np.all(c1 <= N + 1e-12) and np.all(c2 <= N + 1e-12)
+
+
+def test_rand_clip_keeps_min_of_size_and_C_and_is_unbiased_for_the_scaled_histogram():
+    N = np.array([[5, 3, 0, 2], [1, 0, 0, 1], [0, 9, 1, 0]])
+    h = np.stack([ct.rand_clip(N, 4, rng=k) for k in range(4000)])
+    assert np.all(h.sum(2) == np.minimum(N.sum(1), 4)) and np.all(h <= N)
+    expected = 4 * N / np.maximum(4, N.sum(1, keepdims=True))
+    se = h.std(0, ddof=1) / math.sqrt(h.shape[0])
+    assert np.all(np.abs(h.mean(0) - expected) <= Z * se + 1e-12)
+
+
+def test_rand_clip_marginal_is_hypergeometric():
+    # the kept count of item 0 is Hypergeom(total 10, good 5, sample 4): chi-square over its values
+    N = np.array([[5, 3, 2]] * 5000)
+    k = ct.rand_clip(N, 4, rng=3)[:, 0]
+    pmf = stats.hypergeom.pmf(np.arange(5), 10, 5, 4)
+    obs = np.bincount(k, minlength=5)
+    assert stats.chisquare(obs, pmf * obs.sum()).pvalue > 1e-4
+
+
+def test_clip_sensitivity_by_enumeration():
+    """Exhaustive over histograms in {0..3}^3: the largest move of the clipped sum."""
+    C = 2.0
+    hs = [np.array(v) for v in itertools.product(range(4), repeat=3)]
+    zero = np.zeros(3, dtype=int)
+    for norm, clip, dist in (("l1", ct.clip_l1, lambda x: np.abs(x).sum()), ("l2", clip_l2, np.linalg.norm)):
+        rep = max(dist(clip(a[None], C)[0] - clip(b[None], C)[0]) for a in hs for b in hs)
+        add = max(dist(clip(a[None], C)[0] - clip(zero[None], C)[0]) for a in hs)
+        assert rep == pytest.approx(ct.clip_sensitivity(C, norm=norm, relation="replace"))
+        assert add == pytest.approx(ct.clip_sensitivity(C, norm=norm, relation="add-remove"))
+
+
+# ---------------------------------------------------------------------------
+# Algorithm 1: privacy audits and exact losses
+# ---------------------------------------------------------------------------
+
+
+def test_algorithm1_laplace_audit_add_remove_and_replace():
+    """Exact privacy loss of Lap(C/eps) noise on the clipped sum: eps * ||shift||_1 / C."""
+    C, eps = 2.0, 1.0
+    hs = [np.array(v) for v in itertools.product(range(4), repeat=3)]
+    clipped = [ct.clip_l1(a[None], C)[0] for a in hs]
+    loss_add = max(eps * np.abs(c).sum() / C for c in clipped)
+    loss_rep = max(eps * np.abs(a - b).sum() / C for a in clipped for b in clipped)
+    assert loss_add <= eps + 1e-12  # the claim holds for add/remove
+    assert loss_rep == pytest.approx(2 * eps)  # and is off by a factor 2 under replacement
+    # a weakened mechanism (noise calibrated to C/2) is caught by the same audit
+    assert max(eps * np.abs(c).sum() / (C / 2) for c in clipped) > eps
+
+
+def test_algorithm1_gaussian_audit():
+    eps, delta = 1.0, 1e-5
+    sigma = ct.lemma41_sigma(eps, delta)
+    # shift C (add/remove) with noise C*sigma: exact delta within the target
+    assert gaussian_delta(eps, sensitivity=1.0, sigma=sigma) <= delta
+    # replacement moves the sum by sqrt(2) C: the same sigma is not enough ...
+    assert gaussian_delta(eps, sensitivity=math.sqrt(2), sigma=sigma) > delta
+    # ... sqrt(2) sigma is
+    assert gaussian_delta(eps, sensitivity=math.sqrt(2), sigma=math.sqrt(2) * sigma) <= delta
+
+
+@pytest.mark.parametrize("eps,delta", [(0.5, 1e-5), (1.0, 1e-6), (0.1, 1e-3)])
+def test_lemma41_sigmas_are_valid_and_match_dp_accounting(eps, delta):
+    s_lemma = ct.lemma41_sigma(eps, delta, method="lemma")
+    s_an = ct.lemma41_sigma(eps, delta)
+    assert gaussian_delta(eps, sigma=s_lemma) <= delta
+    assert s_an <= s_lemma
+    assert s_an == pytest.approx(dpa_gaussian.get_sigma_gaussian(eps, delta, tol=1e-12), rel=1e-6)
+
+
+def test_exact_losses_match_monte_carlo():
+    N = _dataset(1, n=40, d=4)
+    g = np.random.default_rng(2)
+    T = 4000
+    for C in (5.0, 20.0):
+        for kind in ("lap", "gauss"):
+            if kind == "lap":
+                draws = np.array([ct.bounded_histogram(N, C=C, epsilon=1.0, rng=g) for _ in range(T)])
+                exact = ct.laplace_expected_loss(N, C, epsilon=1.0)
+            else:
+                draws = np.array([ct.bounded_histogram(N, C=C, epsilon=1.0, delta=1e-5, sigma=3.0, rng=g) for _ in range(T)])
+                exact = ct.gaussian_expected_loss(N, C, sigma=3.0)
+            err = np.abs(draws - N.sum(0)).sum(1)
+            assert abs(err.mean() - exact) <= Z * err.std(ddof=1) / math.sqrt(T)
+
+
+def test_losses_are_sandwiched_by_the_surrogates():
+    for seed in range(5):
+        N = _dataset(seed, n=80, d=5)
+        Cs = np.linspace(0.5, N.sum(1).max() + 5, 60)
+        m = N.sum(1)
+        U = ct.laplace_surrogate(m, Cs, d=5, epsilon=0.7)
+        L = ct.laplace_expected_loss(N, Cs, epsilon=0.7)
+        assert np.all(U / 2 <= L + 1e-9) and np.all(L <= U + 1e-9)
+        l1, l2 = N.sum(1).astype(float), np.linalg.norm(N, axis=1)
+        G = ct.threshold_objective(l1, l2, Cs, d=5, sigma=2.0)
+        LG = ct.gaussian_expected_loss(N, Cs, sigma=2.0)
+        assert np.all(G / 2 <= LG + 1e-9) and np.all(LG <= G + 1e-9)
+
+
+# ---------------------------------------------------------------------------
+# contract thresholds (Lemma 4.2, Theorem 4.3)
+# ---------------------------------------------------------------------------
+
+
+def test_laplace_threshold_minimises_surrogate_and_is_a_2_approximation():
+    for seed in range(8):
+        N = _dataset(seed, n=100, d=4)
+        m = N.sum(1)
+        eps = [0.5, 1.0, 2.0][seed % 3]
+        C = ct.laplace_threshold(m, d=4, epsilon=eps)
+        assert C == np.sort(m)[::-1][math.ceil(4 / eps) - 1]
+        grid = np.linspace(0.01, m.max() + 1, 3000)
+        assert ct.laplace_surrogate(m, C, d=4, epsilon=eps) <= ct.laplace_surrogate(m, grid, d=4, epsilon=eps).min() + 1e-9
+        best = ct.laplace_expected_loss(N, grid, epsilon=eps).min()
+        assert ct.laplace_expected_loss(N, C, epsilon=eps) <= 2 * best
+
+
+def test_laplace_threshold_edge_cases():
+    assert ct.laplace_threshold([3, 1], d=5, epsilon=1.0) == 0.0  # ceil(d/eps) > n
+    assert ct.laplace_threshold([3, 1, 4], d=1, epsilon=1.0) == 4.0
+
+
+def test_gaussian_threshold_minimises_G_and_is_a_2_approximation():
+    for seed in range(8):
+        N = _dataset(seed + 20, n=100, d=6)
+        l1, l2 = N.sum(1).astype(float), np.linalg.norm(N, axis=1)
+        sigma = [0.5, 2.0, 5.0][seed % 3]
+        C = ct.gaussian_threshold(l1, l2, d=6, sigma=sigma)
+        grid = np.concatenate([np.linspace(0, l2.max() + 1, 4000)[1:], l2[l2 > 0]])
+        Gs = ct.threshold_objective(l1, l2, grid, d=6, sigma=sigma)
+        GC = ct.threshold_objective(l1, l2, max(C, 1e-12), d=6, sigma=sigma)
+        assert GC <= Gs.min() + 1e-9
+        assert ct.gaussian_expected_loss(N, max(C, 1e-12), sigma=sigma) <= 2 * ct.gaussian_expected_loss(N, grid, sigma=sigma).min()
+
+
+def test_gaussian_threshold_definition_directly():
+    l1 = np.array([3.0, 5.0, 2.0, 9.0])
+    l2 = np.array([2.0, 4.0, 2.0, 5.0])
+    C = ct.gaussian_threshold(l1, l2, d=4, sigma=1.0)
+    S = lambda c: sum(a / b for a, b in zip(l1, l2) if b > c)  # noqa: E731
+    assert C in (0.0, *l2)
+    M4 = 4 * math.sqrt(2 / math.pi)
+    assert S(C) <= M4 and all(S(c) > M4 for c in np.linspace(0, C, 50)[:-1])
+
+
+# ---------------------------------------------------------------------------
+# private thresholds (Corollary 4.4, Algorithm 2, Lemma A.1)
+# ---------------------------------------------------------------------------
+
+
+def _norms(N):
+    return N.sum(1).astype(float), np.linalg.norm(N, axis=1)
+
+
+def test_regularized_threshold_is_the_minimiser_and_below_C_star():
+    N = _dataset(5, n=150, d=6)
+    l1, l2 = _norms(N)
+    for lam in (1e-4, 1e-2, 1.0):
+        c1 = ct.regularized_threshold(l1, l2, d=6, sigma=2.0, lam=lam, s=6)
+        grid = np.linspace(0, l2.max() + 1, 20001)
+        F = ct.threshold_objective(l1, l2, np.maximum(grid, 1e-12), d=6, sigma=2.0) / l1.size + lam / 2 * grid**2
+        Fc = ct.threshold_objective(l1, l2, max(c1, 1e-12), d=6, sigma=2.0) / l1.size + lam / 2 * c1**2
+        assert Fc <= F.min() + 1e-9
+        assert c1 <= ct.gaussian_threshold(l1, l2, d=6, sigma=2.0) + 1e-9
+
+
+def test_lemma_a1_sensitivity_audit_and_weakened_version_caught():
+    """Replace one user by many others: |C'_1 - C'_2| <= 4 sqrt(s)/(lam n); in fact <= sqrt(s)/(lam n)."""
+    g = np.random.default_rng(11)
+    N = _dataset(7, n=50, d=4)
+    l1, l2 = _norms(N)
+    s, lam = 4.0, 0.05
+    base = ct.regularized_threshold(l1, l2, d=4, sigma=1.0, lam=lam, s=s)
+    worst = 0.0
+    for _ in range(300):
+        v = g.multinomial(g.integers(0, 200), g.dirichlet(np.ones(4)))
+        a, b = l1.copy(), l2.copy()
+        a[0], b[0] = v.sum(), np.linalg.norm(v)
+        worst = max(worst, abs(ct.regularized_threshold(a, b, d=4, sigma=1.0, lam=lam, s=s) - base))
+    n = l1.size
+    assert worst <= math.sqrt(s) / (lam * n) + 1e-9 <= 4 * math.sqrt(s) / (lam * n)
+    a, b = l1.copy(), l2.copy()
+    a[0], b[0] = 400.0, 200.0  # ratio 2 = sqrt(d)
+    moved = abs(ct.regularized_threshold(a, b, d=4, sigma=1.0, lam=lam, s=4.0) - ct.regularized_threshold(l1, l2, d=4, sigma=1.0, lam=lam, s=4.0))
+    assert moved <= math.sqrt(4.0) / (lam * n) + 1e-9
+
+
+def test_output_perturbation_noise_scale():
+    N = _dataset(8, n=100, d=4)
+    l1, l2 = _norms(N)
+    kw = dict(d=4, sigma=1.0, C_max=60.0, s=4.0, epsilon_prime=0.5)
+    n = l1.size
+    lam = 2 * math.sqrt(2 * 4.0) / (60.0 * math.sqrt(n * 0.5))
+    c1 = ct.regularized_threshold(l1, l2, d=4, sigma=1.0, lam=lam, s=4.0)
+    outs = np.array([ct.output_perturbation_threshold(l1, l2, rng=k, project=False, **kw) for k in range(3000)])
+    scale = 4 * math.sqrt(4.0) / (lam * n) / 0.5
+    dev = np.abs(outs - c1)
+    assert abs(dev.mean() - scale) <= Z * dev.std(ddof=1) / math.sqrt(dev.size)
+    proj = ct.output_perturbation_threshold(l1, l2, rng=0, **kw)
+    assert 0.0 <= proj <= 60.0
+
+
+def test_private_gd_approaches_C_star_with_a_large_budget():
+    N = _dataset(9, n=150, d=6)
+    l1, l2 = _norms(N)
+    cstar = ct.gaussian_threshold(l1, l2, d=6, sigma=2.0)
+    G = lambda x: ct.threshold_objective(l1, l2, max(x, 1e-9), d=6, sigma=2.0)  # noqa: E731
+    cs = [ct.private_threshold_sgd(l1, l2, d=6, sigma=2.0, C_max=2 * l2.max(), s=6, epsilon_prime=200.0, delta_prime=1e-3, rng=k) for k in range(5)]
+    assert np.median([G(c) for c in cs]) <= 1.1 * G(cstar)
+
+
+# ---------------------------------------------------------------------------
+# Algorithm 3 and 4
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("C", [1, 2, 5, 10, 20])
+@pytest.mark.parametrize("eps,delta", [(1.0, 1e-6), (0.3, 1e-3), (3.0, 0.1)])
+def test_algorithm3_exact_delta_within_claim_and_weakened_threshold_caught(C, eps, delta):
+    assert ct.unbounded_exact_delta(C, epsilon=eps, delta=delta) <= delta * (1 + 1e-12)
+    t_weak = max((C / eps) * math.log(C / (2 * delta)), C)  # the threshold of Lemma 5.1 without its leading C
+    assert ct.unbounded_exact_delta(C, epsilon=eps, delta=delta, t=t_weak) > delta
+
+
+def test_algorithm3_release_probability_by_simulation():
+    # one new item with c copies is released w.p. exp(-eps (t - c)/C) / 2
+    C, eps, delta, c = 4, 1.0, 0.2, 3
+    t = ct.unbounded_threshold(C, epsilon=eps, delta=delta)
+    p = 0.5 * math.exp(-eps * (t - c) / C)
+    N = np.array([[c, 0]])
+    T = 6000
+    rel = np.array([ct.unbounded_histogram(N, C=C, epsilon=eps, delta=delta, rng=k)[0] > 0 for k in range(T)])
+    assert abs(rel.mean() - p) <= Z * math.sqrt(p * (1 - p) / T)
+
+
+def test_unbounded_expected_error_matches_simulation():
+    g = np.random.default_rng(4)
+    N = g.poisson(3.0, size=(30, 5))
+    C = int(N.sum(1).max())  # no user clipped: hbar = Nbar deterministic
+    exact = ct.unbounded_expected_error(N.sum(0), N.sum(0), C=C, epsilon=1.0, delta=0.01)
+    T = 3000
+    err = np.array([np.abs(ct.unbounded_histogram(N, C=C, epsilon=1.0, delta=0.01, rng=g) - N.sum(0)).sum() for _ in range(T)])
+    assert abs(err.mean() - exact) <= Z * err.std(ddof=1) / math.sqrt(T)
+
+
+def test_surrogate_sensitivity_within_5Cm_over_2():
+    g = np.random.default_rng(5)
+    N = g.poisson(2.0, size=(20, 6))
+    Cm = 30
+    grid = np.arange(1, Cm + 1)
+    base = ct.surrogate_error(N, grid, epsilon=1.0, delta=0.01)
+    worst = 0.0
+    for _ in range(200):
+        M = N.copy()
+        M[0] = g.multinomial(g.integers(0, Cm + 1), g.dirichlet(np.ones(6)))
+        worst = max(worst, np.abs(ct.surrogate_error(M, grid, epsilon=1.0, delta=0.01) - base).max())
+    assert worst <= 2 * Cm <= 2.5 * Cm
+
+
+def test_exponential_mechanism_selection_frequencies():
+    N = np.array([[3, 1], [1, 1], [5, 0]])
+    grid = np.array([1.0, 2.0, 4.0, 5.0])
+    p = ct.exponential_mechanism_probabilities(ct.surrogate_error(N, grid, epsilon=1.0, delta=0.1), epsilon=5.0, sensitivity=12.5)
+    draws = np.array([ct.select_threshold_exponential(N, grid, epsilon=1.0, delta=0.1, epsilon_prime=5.0, C_max=5, rng=k) for k in range(1500)])
+    freq = np.array([(draws == c).mean() for c in grid])
+    assert np.all(np.abs(freq - p) <= Z * np.sqrt(p * (1 - p) / draws.size) + 1e-12)
+
+
+# ---------------------------------------------------------------------------
+# Algorithm 5 and h
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("C", [1, 2, 3, 7, 40])
+def test_clipped_poisson_mean_matches_the_papers_sum_and_derivatives(C):
+    lam = np.array([0.0, 1e-8, 0.3, 1.0, 4.0, 25.0, 300.0])
+    j = np.arange(C)
+    direct = C - np.sum((C - j)[None, :] * stats.poisson.pmf(j[None, :], lam[:, None]), axis=1)
+    assert np.allclose(ct.clipped_poisson_mean(lam, C), direct, rtol=1e-12, atol=1e-15)
+    x = np.array([0.2, 1.0, 3.0])
+    hstep = 1e-5
+    fd1 = (ct.clipped_poisson_mean(x + hstep, C) - ct.clipped_poisson_mean(x - hstep, C)) / (2 * hstep)
+    assert np.allclose(ct.clipped_poisson_mean_derivative(x, C), fd1, rtol=1e-6)
+    fd2 = (ct.clipped_poisson_mean_derivative(x + hstep, C) - ct.clipped_poisson_mean_derivative(x - hstep, C)) / (2 * hstep)
+    assert np.allclose(ct.clipped_poisson_mean_derivative(x, C, order=2), fd2, rtol=1e-5, atol=1e-9)
+
+
+def test_clipped_poisson_mean_small_lambda_is_relatively_accurate_and_large_is_finite():
+    assert ct.clipped_poisson_mean(1e-300, 3) == pytest.approx(1e-300, rel=1e-12)
+    assert ct.clipped_poisson_mean(1e9, 5) == 5.0
+
+
+def test_clipped_poisson_mean_by_simulation():
+    g = np.random.default_rng(6)
+    x = np.minimum(g.poisson(2.5, size=200_000), 3)
+    assert abs(x.mean() - ct.clipped_poisson_mean(2.5, 3)) <= Z * x.std(ddof=1) / math.sqrt(x.size)
+
+
+@pytest.mark.parametrize("C", [1, 2, 5, 30])
+def test_inverse_roundtrip(C):
+    lam = np.logspace(-6, math.log10(C + 3), 60)
+    y = ct.clipped_poisson_mean(lam, C)
+    inv = ct.clipped_poisson_mean_inverse(y, C)
+    # conditioning: an error of one ulp in y moves lambda by eps*y/h'(lambda)
+    tol = 64 * np.finfo(float).eps * (y / ct.clipped_poisson_mean_derivative(lam, C) + lam)
+    assert np.all(np.abs(inv - lam) <= tol)
+    assert ct.clipped_poisson_mean_inverse(0.0, C) == 0.0
+    with pytest.raises(ValueError, match="y"):
+        ct.clipped_poisson_mean_inverse(float(C), C)
+
+
+def test_gamma_c_and_its_bound():
+    for C in range(1, 80):
+        g = ct.gamma_c(C)
+        assert g == pytest.approx(1 / stats.poisson.cdf(C - 1, 1.0), rel=1e-12)
+        assert g <= max(math.e, 1 / (1 - math.exp(-((C - 1) ** 2) / (2 * C))) if C > 1 else math.e) + 1e-12
+
+
+def test_debiased_count_removes_clipping_bias_for_iid_poisson():
+    g = np.random.default_rng(7)
+    n, lam, C = 2000, 1.5, 2
+    est = np.array([ct.debiased_count(g.poisson(lam, size=n), C=C, epsilon=1.0, lam_max=10.0, rng=g) for _ in range(200)])
+    naive = n * ct.clipped_poisson_mean(lam, C)
+    # the clipped sum is biased by n (lam - h(lam)) ~ 700; the debiased one is centred at n lam
+    assert abs(est.mean() - n * lam) <= Z * est.std(ddof=1) / math.sqrt(est.size) + 0.01 * n
+    assert abs(naive - n * lam) > 100
+
+
+def test_exercise_checker():
+    assert ct.check_clipped_poisson_inverse(ct.clipped_poisson_mean_inverse).startswith("Correct")
+    assert ct.check_clipped_poisson_inverse(lambda y, C: y).startswith("Not yet")
+    msg = ct.check_clipped_poisson_inverse(lambda y, C: 1 / 0)
+    assert "raised" in msg
+
+
+# ---------------------------------------------------------------------------
+# input validation
+# ---------------------------------------------------------------------------
+
+
+@HYP
+@given(C=st.one_of(st.floats(max_value=0.0), st.just(float("nan"))))
+def test_bad_thresholds_raise(C):
+    with pytest.raises(ValueError, match="C"):
+        ct.clip_l1([[1, 2]], C)
+    with pytest.raises(ValueError, match="C"):
+        ct.clipped_poisson_mean(1.0, C)
+
+
+@HYP
+@given(eps=st.floats(max_value=0.0), delta=st.one_of(st.floats(max_value=0.0), st.floats(min_value=1.0)))
+def test_bad_privacy_parameters_raise(eps, delta):
+    with pytest.raises(ValueError, match="epsilon"):
+        ct.laplace_threshold([1, 2, 3], d=1, epsilon=eps)
+    with pytest.raises(ValueError, match="delta"):
+        ct.unbounded_threshold(3, epsilon=1.0, delta=delta)
+
+
+@HYP
+@given(bad=st.sampled_from([[[1, -1]], [[1.5, 2]], [[np.nan, 1]], [1, 2]]))
+def test_bad_histograms_raise(bad):
+    with pytest.raises(ValueError, match="histograms"):
+        ct.bounded_histogram(bad, C=1.0, epsilon=1.0)
+
+
+def test_other_validation():
+    with pytest.raises(ValueError, match="s"):
+        ct.output_perturbation_threshold([1.0], [1.0], d=1, sigma=1.0, C_max=1.0, s=0.5, epsilon_prime=1.0)
+    with pytest.raises(ValueError, match="l2_norms"):
+        ct.gaussian_threshold([1.0], [2.0], d=2, sigma=1.0)
+    with pytest.raises(ValueError, match="sqrt"):
+        ct.gaussian_threshold([3.0], [1.0], d=2, sigma=1.0)
+    with pytest.raises(ValueError, match="C"):
+        ct.rand_clip([[1, 2]], 2.5)
+    with pytest.raises(ValueError, match="C_max"):
+        ct.select_threshold_exponential([[9, 9]], [1, 2], epsilon=1.0, delta=0.1, epsilon_prime=1.0, C_max=5)
+    with pytest.raises(ValueError, match="lam"):
+        ct.clipped_poisson_mean(-1.0, 2)
+    with pytest.raises(ValueError, match="counts"):
+        ct.debiased_count([1, -2], C=2, epsilon=1.0, lam_max=1.0)
+
+
+def test_gaussian_threshold_checker_and_zero_threshold_losses():
+    good = lambda l1, l2, d, sigma: ct.gaussian_threshold(l1, l2, d=d, sigma=sigma)  # noqa: E731
+    assert ct.check_gaussian_threshold(good, trials=10).startswith("Correct")
+    assert ct.check_gaussian_threshold(lambda l1, l2, d, sigma: float(np.median(l2)), trials=10).startswith("Not yet")
+    N = np.array([[3, 1], [0, 2]])
+    assert ct.laplace_expected_loss(N, 0.0, epsilon=1.0) == 6.0
+    assert ct.gaussian_expected_loss(N, 0.0, sigma=1.0) == 6.0
