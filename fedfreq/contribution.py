@@ -221,9 +221,13 @@ def clip_sensitivity(C: float, *, norm: str, relation: str) -> float:
     C : float
         Clipping threshold > 0.
     norm : {"l1", "l2"}
+        The norm in which users are clipped.
     relation : {"add-remove", "replace"}
+        The neighbouring relation.
 
-    ``clip_l1`` is :func:`clip_l1`; ℓ2 clipping is :func:`fedfreq.cpbm.clip_l2`.
+    Notes
+    -----
+    ℓ1 clipping is :func:`clip_l1`; ℓ2 clipping is :func:`fedfreq.cpbm.clip_l2`.
 
     Examples
     --------
@@ -599,9 +603,9 @@ def private_threshold_sgd(l1_norms, l2_norms, *, d: int, sigma: float, C_max: fl
     :math:`\ell_i` is L-Lipschitz with :math:`L = \sqrt s + M/n`. For
     ``T = steps`` iterations (default :math:`n^2`, as in Bassily et al.): pick a
     user i uniformly, and set
-    :math:`C_{t+1} = \Pi_{[0, C_m]}ig(C_t - \eta_t (n\,\ell_i'(C_t) + b_t)ig)`,
+    :math:`C_{t+1} = \Pi_{[0, C_m]}\big(C_t - \eta_t (n\,\ell_i'(C_t) + b_t)\big)`,
     :math:`b_t \sim \mathcal N(0, \sigma_{sgd}^2)`,
-    :math:`\sigma_{sgd}^2 = 32 L^2 T \log(n/\delta')\log(1/\delta')/arepsilon'^2`
+    :math:`\sigma_{sgd}^2 = 32 L^2 T \log(n/\delta')\log(1/\delta')/\varepsilon'^2`
     (their Algorithm 1 with T = n² has :math:`n^2` in place of T),
     :math:`\eta_t = C_m/\sqrt{t(n^2L^2 + \sigma_{sgd}^2)}`. Returns the last
     iterate. The privacy proof (sampling amplification + advanced composition)
