@@ -3,6 +3,9 @@
 #   make test   everything CI runs (.ci/run calls exactly this)
 #   make serve  serve _build/html on http://127.0.0.1:8000
 SHELL := /bin/bash
+# sympy's printed forms can depend on Python's hash randomisation; fix it so that
+# re-executed notebooks reproduce their stored outputs exactly.
+export PYTHONHASHSEED := 0
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
 VENV := .venv

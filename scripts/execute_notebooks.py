@@ -61,6 +61,8 @@ def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def execute(md_path: Path, out_dir: Path) -> tuple[float, int]:
+    # the kernel inherits this: sympy's printed forms depend on hash randomisation
+    os.environ["PYTHONHASHSEED"] = "0"
     nb = to_notebook(md_path)
     client = NotebookClient(
         nb,
