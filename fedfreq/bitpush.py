@@ -69,6 +69,8 @@ __all__ = [
     "estimator_variance",
     "finite_population_variance",
     "finite_population_mse",
+    "client_random_bias",
+    "client_random_variance",
     "optimal_probabilities",
     "rr_report_variance",
     "squash_mask",
@@ -526,10 +528,11 @@ def estimator_variance(bit_means, probs, n, *, b_send: int = 1, epsilon: float |
 
     with :math:`v_\varepsilon = e^\varepsilon/(e^\varepsilon-1)^2` under randomized
     response and 0 otherwise. This is exact when every report is an independent draw
-    from the clients' distribution (i.i.d. clients, or client-random selection with the
-    count fixed) and ``b_send = 1``; for a *fixed* population see
-    :func:`finite_population_variance`, and for ``b_send > 1`` it ignores the covariance
-    of bits sent by the same client (the chapter shows it can go either way).
+    from the clients' distribution (i.i.d. clients, server-fixed counts
+    :math:`c_j = np_j`) and ``b_send = 1``; for a *fixed* population see
+    :func:`finite_population_variance` (server design) and
+    :func:`client_random_variance` (client design), and for ``b_send > 1`` it ignores the
+    covariance of bits sent by the same client (the chapter shows it can go either way).
 
     Parameters
     ----------
@@ -619,6 +622,102 @@ def finite_population_mse(values, counts, *, b: int) -> float:
     m = bit_means(values, b=b)
     bias = float(np.sum(np.where(c == 0, np.exp2(np.arange(m.size)) * m, 0.0)))
     return var + bias**2
+
+
+def _client_random_parts(values, probs, b):
+    """Validated pieces shared by :func:`client_random_bias` and :func:`client_random_variance`."""
+    b_ = _check_b(b)
+    x = _check_values(values, b_)
+    p = _check_probs(probs, b_)
+    n = x.size
+    if n < 2:
+        raise ValueError(f"values must hold n >= 2 clients; got n = {n}")
+    bits = ((x[:, None] >> np.arange(b_)) & 1).astype(float)
+    mu = bits.mean(axis=0)
+    # P(c_j = 0) = (1 - p_j)^n, computed in log space
+    with np.errstate(divide="ignore"):
+        q0 = np.exp(n * np.log1p(-np.minimum(p, 1.0)))
+    return b_, x, p, n, bits, mu, q0
+
+
+def client_random_bias(values, probs, *, b: int) -> float:
+    r"""Exact bias of *client-random* bit pushing for a fixed population.
+
+    Every client draws its bit independently from ``probs``, so bit ``j`` receives
+    :math:`c_j\sim\mathrm{Bin}(n, p_j)` reports and gets none with probability
+    :math:`(1-p_j)^n`; such a bit is estimated by 0. Given the counts, the clients are
+    an exchangeable random partition, so
+
+    .. math:: \mathbb E[\hat x] - \bar x = -\sum_j 2^j\,\bar x^{(j)}\,(1-p_j)^n .
+
+    The server (QMC) design has no bias as long as every :math:`c_j > 0`. (Derived in
+    the bit-pushing chapter, section on server versus client randomness.)
+
+    Examples
+    --------
+    >>> client_random_bias([1, 3], [0.5, 0.5], b=2)   # -(1 * 1 + 2 * 0.5) / 4
+    -0.5
+    """
+    _, _, p, n, _, mu, q0 = _client_random_parts(values, probs, b)
+    return float(-np.sum(np.exp2(np.arange(p.size)) * mu * q0))
+
+
+def client_random_variance(values, probs, *, b: int) -> float:
+    r"""Exact variance of *client-random* bit pushing for a fixed population.
+
+    With :math:`I_j = [c_j > 0]`, :math:`c_j\sim\mathrm{Bin}(n, p_j)` (multinomial jointly)
+    and :math:`\sigma_{jk}` the population covariance of bits ``j`` and ``k``
+    (divisor ``n``), conditioning on the counts and using
+    :func:`finite_population_variance` given them gives
+
+    .. math:: \mathbb V[\hat x] = \frac{n}{n-1}\sum_j \beta_j\,
+              \mathbb E\Bigl[\frac{I_j}{c_j}\Bigr]
+              - \frac{1}{n-1}\sum_{j,k} 2^{j+k}\sigma_{jk}\Pr[I_jI_k = 1]
+              + \sum_{j,k} 2^{j+k}\,\bar x^{(j)}\bar x^{(k)}\operatorname{Cov}(I_j, I_k),
+
+    with :math:`\Pr[I_jI_k=1] = 1-(1-p_j)^n-(1-p_k)^n+(1-p_j-p_k)^n` for
+    :math:`j\ne k`. :math:`\mathbb E[I_j/c_j] = \sum_{k\ge1}\Pr[c_j=k]/k` is summed in log
+    space over the binomial's bulk (±40 standard deviations). To second order,
+    :math:`\mathbb E[1/c_j]\approx \frac{1}{np_j} + \frac{1-p_j}{n^2p_j^2}`, so the
+    client-random design exceeds the server (QMC) design of
+    :func:`finite_population_variance` by about
+    :math:`\sum_j\beta_j(1-p_j)/(n^2p_j^2)`.
+
+    Examples
+    --------
+    >>> v = client_random_variance(np.arange(16).repeat(50), weighted_probabilities(4, 1.0), b=4)
+    >>> v > finite_population_variance(np.arange(16).repeat(50), qmc_counts(weighted_probabilities(4, 1.0), 800), b=4)
+    True
+    """
+    from scipy.special import logsumexp
+    from scipy.stats import binom
+
+    b_, _, p, n, bits, mu, q0 = _client_random_parts(values, probs, b)
+    cov = bits.T @ bits / n - np.outer(mu, mu)  # sigma_jk, divisor n
+    beta = 4.0 ** np.arange(b_) * np.diag(cov)
+    inv = np.zeros(b_)  # E[I_j / c_j]
+    for j in range(b_):
+        if p[j] == 0.0:
+            continue
+        mean, sd = n * p[j], math.sqrt(n * p[j] * (1.0 - p[j]))
+        lo = max(1, int(math.floor(mean - 40.0 * sd - 10.0)))
+        hi = min(n, int(math.ceil(mean + 40.0 * sd + 10.0)))
+        k = np.arange(lo, hi + 1)
+        inv[j] = float(np.exp(logsumexp(binom.logpmf(k, n, p[j]) - np.log(k))))
+    both = np.minimum(p[:, None] + p[None, :], 1.0)
+    with np.errstate(divide="ignore"):
+        q_both = np.exp(n * np.log1p(-both))  # P(c_j = 0 and c_k = 0)
+    p_both = 1.0 - q0[:, None] - q0[None, :] + q_both
+    np.fill_diagonal(p_both, 1.0 - q0)
+    cov_i = p_both - np.outer(1.0 - q0, 1.0 - q0)
+    w = np.exp2(np.arange(b_))
+    ww = np.outer(w, w)
+    var = (
+        n / (n - 1) * float(np.sum(beta * inv))
+        - float(np.sum(ww * cov * p_both)) / (n - 1)
+        + float(np.sum(ww * np.outer(mu, mu) * cov_i))
+    )
+    return float(max(var, 0.0))
 
 
 def optimal_probabilities(bit_means, *, epsilon: float | None = None) -> np.ndarray:

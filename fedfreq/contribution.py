@@ -25,8 +25,11 @@ use lives here:
   (:func:`clipped_poisson_mean`), its derivative and inverse, γ_C
   (:func:`gamma_c`) and Algorithm 5 (:func:`debiased_count`);
 * baselines: quantiles of the users' norms (:func:`norm_quantile`), the
-  ``M``-th largest ℓ2 norm (:func:`m_quantile_threshold`) and a private quantile
-  by the exponential mechanism (:func:`private_quantile`).
+  ``M``-th largest ℓ2 norm (:func:`m_quantile_threshold`, seed 004's
+  "M-quantile" after Amin et al.), the ℓ2-error quantile in the manner of
+  Huang et al. (:func:`l2_quantile_threshold`), and private quantiles by noisy
+  gradient descent as the paper describes (:func:`private_quantile_gd`, after
+  Andrew et al.) or by the exponential mechanism (:func:`private_quantile`).
 
 Histograms are dense ``(n, d)`` arrays of non-negative integers (one row per
 user). The samplers use numpy floating point; they simulate the mechanisms'
@@ -69,6 +72,10 @@ __all__ = [
     "norm_quantile",
     "m_quantile_threshold",
     "private_quantile",
+    "chi_mean",
+    "l2_quantile_rank",
+    "l2_quantile_threshold",
+    "private_quantile_gd",
     "unbounded_threshold",
     "unbounded_histogram",
     "unbounded_exact_delta",
@@ -158,8 +165,13 @@ def rand_clip(histograms, C: int, *, rng=None) -> np.ndarray:
     :math:`\|h_i\|_0, \|h_i\|_1, \|h_i\|_2, \|h_i\|_\infty \le C`, and
     :math:`\mathbb E[h_{ij}] = C N_{ij}/\max(C, \|N_i\|_1)`.
 
-    The draw is vectorised over users: it walks the ``d`` columns once, drawing
-    each column's kept count from a hypergeometric law given what is left.
+    The draw is exact and vectorised over users. A user with :math:`m > C`
+    items draws the smaller of the kept set (C items) and the dropped set
+    (m - C items), by recursive halving of the columns: the number of sampled
+    items in the left half of a range is hypergeometric given the range's
+    sample size, and given it the two halves are independent uniform subsets.
+    A sample of k items costs at most about :math:`k\log_2 d` hypergeometric
+    draws (instead of d for a column-by-column walk).
 
     Parameters
     ----------
@@ -184,27 +196,95 @@ def rand_clip(histograms, C: int, *, rng=None) -> np.ndarray:
     c = check_int("C", C, low=1)
     gen = as_generator(rng)
     out = N.copy()
-    m = N.sum(axis=1)
-    rows = np.flatnonzero(m > c)
-    if rows.size == 0:
-        return out
-    sub = N[rows]
-    remaining = m[rows].copy()
-    # draw the smaller of the kept set (C items) and the dropped set (m - C items):
-    # both are uniform subsets, and fewer draws finish sooner
-    complement = remaining - c < c
-    need = np.where(complement, remaining - c, c)
-    drawn = np.zeros_like(sub)
-    for j in range(sub.shape[1]):
-        active = np.flatnonzero((need > 0) & (sub[:, j] > 0))
-        if active.size:
-            good = sub[active, j]
-            x = gen.hypergeometric(good, remaining[active] - good, need[active])
-            drawn[active, j] = x
-            need[active] -= x
-        remaining -= sub[:, j]
-    out[rows] = np.where(complement[:, None], sub - drawn, drawn)
+    for rows, complement, (r, col, v) in _rand_clip_blocks(N, c, gen):
+        drawn = np.zeros((rows.size, N.shape[1]), dtype=np.int64)
+        drawn[r, col] = v
+        sub = N[rows]
+        out[rows] = np.where(complement[:, None], sub - drawn, drawn)
     return out
+
+
+_BLOCK = 8192  # rows per block in rand-clip: keeps the temporaries small (a few MB)
+
+
+def _mv_hypergeometric_leaves(counts: np.ndarray, need: np.ndarray, gen: np.random.Generator):
+    r"""One multivariate hypergeometric draw per row, as sparse triples ``(row, column, count)``.
+
+    Row ``r`` of ``counts`` is an urn; ``need[r]`` of its items are drawn without
+    replacement. Exact, by recursive halving of the columns: the number of drawn
+    items that fall in the left half of a column range, whose halves hold
+    ``left`` and ``right`` items, is :math:`\mathrm{Hypergeometric}(\text{left}, \text{right}, k)`,
+    and given it the two halves are independent uniform draws of the stated
+    sizes. Only the (row, range) pairs that must still supply items are carried
+    to the next level, so a row needing ``k`` items costs at most about
+    :math:`k\lceil\log_2 d\rceil` hypergeometric draws instead of ``d``.
+    """
+    rb, d = counts.shape
+    cs = np.zeros((rb, d + 1), dtype=np.int64)
+    np.cumsum(counts, axis=1, out=cs[:, 1:])
+    cs = cs.ravel()
+    row = np.flatnonzero(need > 0)
+    cur = need[row].astype(np.int64)
+    lo = np.zeros(row.size, dtype=np.int64)
+    hi = np.full(row.size, d, dtype=np.int64)
+    base = row * (d + 1)
+    done_r, done_c, done_v = [], [], []
+    while row.size:
+        leaf = hi - lo == 1
+        if leaf.any():
+            done_r.append(row[leaf])
+            done_c.append(lo[leaf])
+            done_v.append(cur[leaf])
+            keep = ~leaf
+            row, lo, hi, cur, base = row[keep], lo[keep], hi[keep], cur[keep], base[keep]
+            if not row.size:
+                break
+        mid = (lo + hi) // 2
+        c_mid = cs[base + mid]
+        left = c_mid - cs[base + lo]
+        right = cs[base + hi] - c_mid
+        x = np.where(right == 0, cur, 0)  # all from the left if the right half is empty; none if the left is
+        both = (left > 0) & (right > 0)
+        if both.any():
+            x[both] = gen.hypergeometric(left[both], right[both], cur[both])
+        y = cur - x
+        gl, gr = x > 0, y > 0
+        row = np.concatenate([row[gl], row[gr]])
+        base = np.concatenate([base[gl], base[gr]])
+        lo, hi = np.concatenate([lo[gl], mid[gr]]), np.concatenate([mid[gl], hi[gr]])
+        cur = np.concatenate([x[gl], y[gr]])
+    if not done_r:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    return np.concatenate(done_r), np.concatenate(done_c), np.concatenate(done_v)
+
+
+def _rand_clip_blocks(N: np.ndarray, c: int, gen: np.random.Generator):
+    """Yield ``(rows, complement, (row, col, count))`` per block of users with more than ``c`` items.
+
+    For those users the smaller of the kept set (``c`` items) and the dropped set
+    (``m - c`` items) is drawn: both are uniform subsets, and a smaller sample
+    needs fewer draws. ``complement`` marks the rows whose draw is the dropped set.
+    """
+    m = N.sum(axis=1)
+    clipped = np.flatnonzero(m > c)
+    for b0 in range(0, clipped.size, _BLOCK):
+        rows = clipped[b0:b0 + _BLOCK]
+        excess = m[rows] - c
+        complement = excess < c
+        yield rows, complement, _mv_hypergeometric_leaves(N[rows], np.where(complement, excess, c), gen)
+
+
+def _rand_clip_column_sums(N: np.ndarray, c: int, gen: np.random.Generator) -> np.ndarray:
+    """Column sums of ``rand_clip(N, c)``, with the same law, without forming the clipped matrix."""
+    d = N.shape[1]
+    dropped = np.zeros(d, dtype=np.int64)
+    for rows, complement, (r, col, v) in _rand_clip_blocks(N, c, gen):
+        # dropped items: the draw itself for complement rows, the row minus the draw otherwise
+        dropped += np.bincount(col, weights=np.where(complement[r], v, -v), minlength=d).astype(np.int64)
+        if not complement.all():
+            dropped += N[rows[~complement]].sum(axis=0)
+    return N.sum(axis=0) - dropped
 
 
 def clip_sensitivity(C: float, *, norm: str, relation: str) -> float:
@@ -681,6 +761,122 @@ def m_quantile_threshold(l2_norms, *, d: int, sigma: float) -> float:
     return float(np.partition(l2, l2.size - k)[l2.size - k])
 
 
+def chi_mean(d: int) -> float:
+    r""":math:`\mathbb E\|Z\|_2` for :math:`Z \sim \mathcal N(0, I_d)`: :math:`\sqrt2\,\Gamma(\frac{d+1}2)/\Gamma(\frac d2)` (log-space).
+
+    Examples
+    --------
+    >>> round(chi_mean(1), 6)  # sqrt(2/pi)
+    0.797885
+    """
+    dd = check_int("d", d, low=1)
+    return float(math.exp(0.5 * math.log(2.0) + special.gammaln((dd + 1) / 2.0) - special.gammaln(dd / 2.0)))
+
+
+def l2_quantile_rank(*, d: int, sigma: float) -> int:
+    r"""Rank :math:`k = \lceil \sigma\,\mathbb E\|Z\|_2\rceil` of the ℓ2-error quantile (Huang et al. 2021 reading).
+
+    The ℓ2 error of Algorithm 1 (Gaussian) obeys, by the triangle inequality,
+    :math:`\mathbb E\|\widehat N_G - \overline N\|_2 \le U_2(C) = \sum_i (\|N_i\|_2 - C)_+ + C\sigma\,\mathbb E\|Z\|_2`
+    (:func:`chi_mean`), whose right derivative :math:`\sigma\mathbb E\|Z\|_2 - \#\{i : \|N_i\|_2 > C\}`
+    changes sign at the k-th largest ℓ2 norm. This is the ℓ2 analogue of the
+    :math:`\lceil M\rceil` of Theorem 4.3, and of order :math:`\sqrt d/\sqrt\rho`
+    under ρ-zCDP (:math:`\sigma = 1/\sqrt{2\rho}`), the quantile of the norms that
+    Huang et al.'s clipped-mean estimator uses (their constants and log factors aside).
+
+    Examples
+    --------
+    >>> l2_quantile_rank(d=100, sigma=1.0)
+    10
+    """
+    sig = check_real("sigma", sigma, low=0.0, low_open=True)
+    return max(1, math.ceil(sig * chi_mean(d) - 1e-12))
+
+
+def l2_quantile_threshold(l2_norms, *, d: int, sigma: float) -> float:
+    r"""The :func:`l2_quantile_rank`-th largest ℓ2 norm: the Huang et al. (2021) style baseline of seed 004, Sec. 4.
+
+    Minimises :math:`U_2(C)` of :func:`l2_quantile_rank` (a bound on the ℓ2 error);
+    seed 004 notes that such a quantile of the ℓ2 norms differs from the
+    ℓ1-optimal C* of Theorem 4.3. 0.0 when the rank exceeds n.
+
+    Examples
+    --------
+    >>> l2_quantile_threshold([5.0, 1.0, 3.0, 2.0], d=4, sigma=1.0)
+    3.0
+    """
+    l2 = check_array("l2_norms", l2_norms, ndim=1, low=0.0, min_size=1)
+    k = l2_quantile_rank(d=d, sigma=sigma)
+    if k > l2.size:
+        return 0.0
+    return float(np.partition(l2, l2.size - k)[l2.size - k])
+
+
+def private_quantile_gd(values, *, rank: int, epsilon: float, delta: float, steps: int = 200, eta: float = 0.2, init: float = 1.0, rng=None) -> float:
+    r"""(ε, δ)-DP estimate of the ``rank``-th largest value by noisy gradient descent (Andrew et al. 2021, Sec. 2).
+
+    The private "DP-M-quantile" of seed 004, Sec. 7.1, which the paper estimates
+    "by gradient descent with differential privacy" after Andrew et al. With
+    target fraction :math:`\gamma = (n - \mathrm{rank} + \frac12)/n` of values at
+    or below the threshold, each step releases the count below the current
+    threshold with Gaussian noise and takes a geometric step on the pinball loss:
+
+    .. math:: \tilde b_t = \frac{\#\{i : x_i \le C_t\} + \mathcal N(0, \sigma_b^2)}{n},
+       \qquad C_{t+1} = C_t \exp\big(-\eta(\tilde b_t - \gamma)\big).
+
+    Each count has sensitivity 1 (one value added, removed or replaced), and T
+    adaptively composed Gaussian mechanisms of noise :math:`\sigma_b` compose
+    exactly like one with noise :math:`\sigma_b/\sqrt T`, so
+    :math:`\sigma_b = \sqrt T\,\sigma(\varepsilon, \delta)` with σ the analytic
+    Gaussian calibration (:func:`fedfreq.accounting.gaussian_sigma`). ``n`` is
+    treated as public (replacement neighbours, seed 004's Definition 3.1). The
+    output is the geometric mean of the second half of the iterates
+    (post-processing). ``init`` must not depend on the data.
+
+    Parameters
+    ----------
+    values : array_like, shape (n,)
+        The values (e.g. users' ℓ2 norms).
+    rank : int
+        1 <= rank <= n; 1 is the maximum.
+    epsilon, delta : float
+        Privacy parameters of the whole run, ε > 0 and δ in (0, 1).
+    steps : int
+        Number T of noisy steps (>= 2).
+    eta : float
+        Step size of the geometric update (> 0).
+    init : float
+        Starting threshold (> 0), fixed before seeing the data.
+    rng : Generator, int or None
+
+    Examples
+    --------
+    >>> x = np.arange(1.0, 1001.0)
+    >>> c = private_quantile_gd(x, rank=100, epsilon=5.0, delta=1e-6, rng=0)
+    >>> bool(850 < c < 950)
+    True
+    """
+    x = np.sort(check_array("values", values, ndim=1, min_size=1))
+    n = x.size
+    k = check_int("rank", rank, low=1, high=n)
+    eps = _epsilon(epsilon)
+    dl = _delta(delta)
+    T = check_int("steps", steps, low=2)
+    lr = check_real("eta", eta, low=0.0, low_open=True)
+    c0 = check_real("init", init, low=0.0, low_open=True)
+    gen = as_generator(rng)
+    sigma_b = math.sqrt(T) * gaussian_sigma(eps, dl, sensitivity=1.0)
+    gamma = (n - k + 0.5) / n
+    noise = gen.normal(0.0, sigma_b, size=T)
+    logc = math.log(c0)
+    trace = np.empty(T)
+    for t in range(T):  # T steps, each one O(log n): not a per-user loop
+        below = float(np.searchsorted(x, math.exp(logc), side="right"))
+        logc -= lr * ((below + noise[t]) / n - gamma)
+        trace[t] = logc
+    return float(math.exp(trace[T // 2:].mean()))
+
+
 def private_quantile(values, *, rank: int, grid, epsilon: float, rng=None) -> float:
     r"""ε-DP estimate of the ``rank``-th largest value by the exponential mechanism over ``grid``.
 
@@ -746,7 +942,10 @@ def unbounded_histogram(histograms, *, C: int, epsilon: float, delta: float, rng
     t = unbounded_threshold(c, epsilon=eps, delta=delta)
     gen = as_generator(rng)
     support = np.flatnonzero(N.sum(axis=0) > 0)
-    hbar = rand_clip(N[:, support], c, rng=gen).sum(axis=0).astype(float)
+    # rand-clip only needs the columns that occur; its column sums are formed
+    # without materialising the clipped (n, d) matrix
+    sub = N if support.size == N.shape[1] else N[:, support]
+    hbar = _rand_clip_column_sums(sub, c, gen).astype(float)
     noisy = hbar + gen.laplace(0.0, c / eps, size=support.size)
     out = np.zeros(N.shape[1])
     out[support] = np.where(noisy > t, noisy, 0.0)

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 
 from . import quantiles as _q
@@ -52,6 +54,8 @@ __all__ = [
     "tffe_rdp",
     "mffe",
     "mffe_rdp",
+    "multiround_fixed_estimate",
+    "check_multiround_level",
     "tffe_epsilon",
     "sample_items",
     "normalize_estimate",
@@ -290,6 +294,72 @@ def mffe(
     est = np.array(est)
     return MFFEResult(x_hat=est.mean(axis=0), C=np.array(Cs), gamma_hat=np.array(gh),
                       round_estimates=est, gamma=float(gam))
+
+
+def multiround_fixed_estimate(x, U, *, rounds: int, C: float, theta: float, m: int, eta: float = 0.7,
+                              nu: float = 0.3, iterations: int = 20, rng=None) -> np.ndarray:
+    r"""Multi-round estimate with one fixed threshold: :math:`\frac1R\sum_r \hat x^{(r)}` (seed 000, App. D).
+
+    The rounds of :func:`mffe` without the online update: round :math:`r` runs cPBM
+    with threshold ``C`` on users :math:`(r-1)N+1, \dots, rN` (:math:`N = n/R`),
+    and the server averages the round estimates. With ``C`` set non-privately
+    (in hindsight) this is the "Best :math:`C^*`" column of Table 3; its expected
+    error is bounded by Eq. 4 with the whole population :math:`n` (Corollary 1).
+
+    Examples
+    --------
+    >>> from fedfreq.kashin import tight_frame
+    >>> U = tight_frame(4, 8, rng=0)
+    >>> x = np.tile([3.0, 1.0, 0.0, 0.0], (400, 1))
+    >>> multiround_fixed_estimate(x, U, rounds=4, C=10.0, theta=0.25, m=16, rng=1).shape
+    (4,)
+    """
+    X, U = _check_x_U(x, U)
+    g = as_generator(rng)
+    n = X.shape[0]
+    R = check_int("rounds", rounds, low=1, high=n)
+    if n % R:
+        raise ValueError(f"rounds must divide the number of users n = {n}; got {R}")
+    C = check_real("C", C, low=0.0, low_open=True)
+    m = check_int("m", m, low=1)
+    N = n // R
+    Y = kashin_representation(X, U, eta=eta, nu=nu, iterations=iterations)
+    est = [_cpbm_round(Y[r * N:(r + 1) * N], U, theta=theta, C=C, m=m, g=g) for r in range(R)]
+    return np.mean(est, axis=0)
+
+
+def check_multiround_level(func, *, rng=20260405) -> str:
+    r"""Self-check for the exercise "the optimal quantile level of the multi-round protocol".
+
+    ``func(D, m, N, R, theta)`` must return the quantile level :math:`\gamma^*`
+    that minimises the Eq. 4 bound of the *averaged* estimator
+    :math:`\frac1R\sum_r \hat x^{(r)}` of :math:`R` rounds with :math:`N` users
+    each (seed 000, Corollary 1). Checked on random designs; the message never
+    reveals the expected level.
+
+    Examples
+    --------
+    >>> print(check_multiround_level(lambda D, m, N, R, theta: optimal_quantile(D=D, m=m, n=N * R, theta=theta)))
+    Passed: ...
+    """
+    gen = as_generator(rng)
+    cases = [(100, 15, 1000, 100, 0.2), (200, 30, 500, 4, 0.2), (50, 8, 2000, 10, 0.25)]
+    cases += [(int(gen.integers(10, 400)), int(gen.integers(4, 64)), int(gen.integers(500, 5000)),
+               int(gen.integers(2, 200)), float(gen.uniform(0.15, 0.25))) for _ in range(6)]
+    for i, (D, m, N, R, theta) in enumerate(cases, 1):
+        try:
+            got = float(func(D, m, N, R, theta))
+        except Exception as exc:
+            return f"Your function raised {type(exc).__name__}: {exc}"
+        if not math.isfinite(got) or not 0.0 <= got <= 1.0:
+            return f"Case {i}: a quantile level must lie in [0, 1]; got {got!r}."
+        want = optimal_quantile(D=D, m=m, n=N * R, theta=theta)
+        if abs(got - want) > 1e-9:
+            hint = ("your level ignores the number of rounds: the averaged estimator's noise comes from all users"
+                    if abs(got - optimal_quantile(D=D, m=m, n=N, theta=theta)) < 1e-9 else
+                    "differentiate the Eq. 4 bound of the averaged estimator with respect to C")
+            return f"Not yet (case {i} of {len(cases)}, R = {R}): {hint}."
+    return f"Passed: your level is optimal in all {len(cases)} designs."
 
 
 def mffe_rdp(order, *, N: int, D: int, theta: float, m: int, theta_q: float, m_q: int):

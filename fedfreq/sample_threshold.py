@@ -472,40 +472,114 @@ def _log_delta_rows(p: float, eps: float, tau: int, k: np.ndarray) -> tuple[np.n
     return d1, d2
 
 
-def _log_tail_certificate(p: float, eps: float, tau: int, k: int) -> float:
-    """log of an upper bound on sup_{k' >= k} δ(k'), both directions (Chernoff bounds)."""
-    q = 1.0 - math.exp(-eps) * (1.0 - p)
-    # direction 1: δ(k) <= Pr[Bin(k, p) > kq] <= exp(-k D(q||p)), decreasing in k
-    b1 = -k * float(_kl_bernoulli(q, p))
-    r = math.exp(eps) * (1.0 - p)
-    if r >= 1.0:
-        return b1
-    # direction 2: bad outcomes need Bin(k-1, p) <= max(tau - 1, k (1 - r)) =: (k-1) a
-    a = max(tau - 1.0, k * (1.0 - r)) / (k - 1.0)
-    if a >= p:
-        return 0.0
-    b2 = -(k - 1.0) * float(_kl_bernoulli(a, p))
-    return float(np.logaddexp(b1, b2))
+_LOG_NEGLIGIBLE = -60.0 * math.log(2.0)  # a certified remainder below 2^-60 of the sum is dropped
+
+
+def _log_pmf_prefix(k: int, p: float, v_hi: int) -> np.ndarray:
+    """log Pr[Bin(k, p) = v] for v = 0, ..., v_hi (v_hi <= k).
+
+    Cumulates the exact log ratios log[(k - v + 1) p / (v (1 - p))] from
+    log Pr[Bin(k, p) = 0] = k log(1 - p); accurate even for k ~ 1e12, where differences
+    of gammaln values would lose digits.
+    """
+    v = np.arange(1, v_hi + 1, dtype=float)
+    steps = np.log(float(k) - v + 1.0) - np.log(v) + (math.log(p) - math.log1p(-p))
+    out = np.empty(v_hi + 1)
+    out[0] = k * math.log1p(-p)
+    out[1:] = out[0] + np.cumsum(steps)
+    return out
+
+
+def _log_add_at(p: float, eps: float, tau: int, k: int) -> float:
+    r"""log H_ε(V_k ‖ V_{k-1}) for one count k ≥ τ.
+
+    The optimal event is {X_k ≥ m}, m = max(τ, ⌊kq⌋ + 1), and each of its outcomes
+    contributes P_k(v) - e^ε P_{k-1}(v) = e^ε P_k(v) (v/k - q)/(1 - p_s) ≥ 0. The terms are
+    log-concave in v (their ratio [(k-v)p_s/((v+1)(1-p_s))]·[(v+1-kq)/(v-kq)] decreases),
+    so the sum stops at the first window whose geometric remainder bound is below 2^-60
+    of the partial sum.
+    """
+    # Each term is P_k(v) f(v) with f(v) = 1 - (k - v)/s, s = k e^{-eps}(1 - p_s) = k(1 - q),
+    # positive exactly for v > kq. Small q: use v - kq (kq is about tau, no cancellation);
+    # q > 1/2: use s directly (k(1 - q) would lose every digit once e^{-eps} < 1e-16).
+    q = p + (1.0 - p) * -math.expm1(-eps)
+    log_s = math.log(k) - eps + math.log1p(-p)
+    if q <= 0.5:
+        kq = k * q
+        m = max(tau, math.floor(kq) + 1)
+    else:
+        s = math.exp(log_s)
+        m = max(tau, k - max(math.ceil(s), 1) + 1)  # v = k always counts: P_{k-1}(k) = 0
+    width = 64 + 8 * math.isqrt(m)
+    while True:
+        hi = min(k, m + width)
+        v = np.arange(m, hi + 1, dtype=float)
+        if q <= 0.5:
+            gap = v - kq
+            log_f = np.log(gap) - log_s
+        else:
+            gap = s - (float(k) - v)
+            log_f = np.log1p(-(float(k) - v) / s) if s > 0 else np.zeros(v.size)  # s = 0 only if v = k alone
+        terms = _log_pmf_prefix(k, p, hi)[m:] + log_f
+        total = float(special.logsumexp(terms))
+        if hi == k:
+            return total
+        rho = (k - hi) * p / ((hi + 1.0) * (1.0 - p)) * (gap[-1] + 1.0) / gap[-1]
+        if rho < 1.0 and terms[-1] + math.log(rho) - math.log1p(-rho) <= total + _LOG_NEGLIGIBLE:
+            return total
+        width *= 2
+
+
+def _log_remove_at(p: float, eps: float, tau: int, k: int) -> float:
+    r"""log H_ε(V_{k-1} ‖ V_k) for one count k ≥ τ (−inf when it is 0).
+
+    The optimal event is empty or {X ≤ M} (the suppressed output together with the
+    published values below ak), M = max(τ - 1, ⌈ak⌉ - 1), a = 1 - e^ε(1 - p_s); each
+    outcome contributes P_{k-1}(v) - e^ε P_k(v) = P_k(v)(a - v/k)/(1 - p_s). Terms of both
+    signs occur only when M = τ - 1 ≥ ak; positive and negative parts are summed
+    separately in log space.
+    """
+    if eps >= -math.log1p(-p):  # a <= 0 (also avoids overflow of e^eps)
+        return -math.inf
+    a = -math.expm1(eps) * (1.0 - p) + p
+    if a <= 0.0:
+        return -math.inf
+    M = min(k, max(tau - 1, math.ceil(a * k) - 1))
+    v = np.arange(M + 1, dtype=float)
+    w = a - v / float(k)
+    base = _log_pmf_prefix(k, p, M) - math.log1p(-p)
+    with np.errstate(divide="ignore"):
+        lw = np.log(np.abs(w))
+    lpos = float(special.logsumexp(np.where(w > 0, base + lw, -np.inf)))
+    lneg = float(special.logsumexp(np.where(w < 0, base + lw, -np.inf)))
+    if not lpos > lneg:
+        return -math.inf
+    return lpos + float(_log1mexp(np.float64(lneg - lpos))) if lneg > -np.inf else lpos
+
+
+def _peak_count(tau: int, rate: float) -> int:
+    """max(τ, ⌈(τ - 1)/rate⌉): the count at which one direction of δ(k) peaks."""
+    x = (tau - 1) / rate
+    if not x < 1e300:
+        raise ValueError("delta_exact: sampling_rate or epsilon too close to 0 (worst count k beyond 1e300)")
+    return max(tau, math.ceil(x))
 
 
 def _delta_exact_log(p: float, eps: float, tau: int) -> tuple[float, int]:
-    q = 1.0 - math.exp(-eps) * (1.0 - p)
-    kmax = max(2 * tau + 8, int(math.ceil(2.0 * tau / q)) + 8)
-    best, arg, start = -np.inf, tau, tau
-    chunk = 512
-    while True:
-        for lo in range(start, kmax + 1, chunk):
-            k = np.arange(lo, min(lo + chunk, kmax + 1))
-            d1, d2 = _log_delta_rows(p, eps, tau, k)
-            d = np.maximum(d1, d2)
-            i = int(np.argmax(d))
-            if d[i] > best:
-                best, arg = float(d[i]), int(k[i])
-        if _log_tail_certificate(p, eps, tau, kmax + 1) <= best + math.log(1e-9):
-            return best, arg
-        start, kmax = kmax + 1, 2 * kmax
-        if kmax > 2_000_000:  # pragma: no cover - unreachable for sane inputs
-            raise ValueError("delta_exact: parameters too extreme (search beyond k = 2e6)")
+    """(log δ_exact, the smallest k attaining it), from the unimodality of δ(k)."""
+    q = p + (1.0 - p) * -math.expm1(-eps)
+    a = -math.expm1(eps) * (1.0 - p) + p if eps < -math.log1p(-p) else 0.0
+    cands = []
+    k1 = _peak_count(tau, q)
+    cands += [(k, _log_add_at(p, eps, tau, k)) for k in (k1 - 1, k1, k1 + 1) if k >= tau]
+    if a > 0.0:
+        k2 = _peak_count(tau, a)
+        cands += [(k, _log_remove_at(p, eps, tau, k)) for k in (k2 - 1, k2, k2 + 1) if k >= tau]
+    best, arg = -math.inf, tau
+    for k, val in sorted(cands):
+        if val > best:
+            best, arg = val, k
+    return best, arg
 
 
 def delta_exact(sampling_rate: float, epsilon: float, tau: int) -> float:
@@ -515,15 +589,54 @@ def delta_exact(sampling_rate: float, epsilon: float, tau: int) -> float:
     :math:`V_k = X_k\,\mathbb 1[X_k \ge \tau]` (0 meaning suppressed),
 
     .. math:: \delta(\varepsilon) = \sup_{k \ge 1}\ \max\bigl\{
-        H_\varepsilon(V_k\,\|\,V_{k-1}),\ H_\varepsilon(V_{k-1}\,\|\,V_k)\bigr\},\qquad
-        H_\varepsilon(P\|Q) = \textstyle\sum_y [P(y) - e^\varepsilon Q(y)]_+ .
+        \delta_+(k),\ \delta_-(k)\bigr\},\qquad
+        \delta_+(k) = H_\varepsilon(V_k\,\|\,V_{k-1}),\quad
+        \delta_-(k) = H_\varepsilon(V_{k-1}\,\|\,V_k),
 
-    Under Poisson sampling the other cells have the same law on both datasets and are
+    where :math:`H_\varepsilon(P\|Q) = \sum_y [P(y) - e^\varepsilon Q(y)]_+`. Under
+    Poisson sampling the other cells have the same law on both datasets and are
     independent of this one, so this is the exact δ of the whole histogram under
-    add/remove of one client. The supremum is taken over k = τ, τ+1, ..., K (for
-    k < τ both outputs are 0); K grows until Chernoff bounds certify that no k > K can
-    reach 1e-9 of the maximum found, so the result is exact to that relative accuracy.
-    All sums are in log space.
+    add/remove of one client.
+
+    **No enumeration of k is needed.** With :math:`q = 1 - e^{-\varepsilon}(1-p_s)` and
+    :math:`a = 1 - e^{\varepsilon}(1-p_s)`, both directions are unimodal in k:
+    :math:`\delta_+` is non-decreasing for :math:`\tau \le k \le k_+ = \max(\tau,
+    \lceil(\tau-1)/q\rceil)` and non-increasing after; :math:`\delta_- \equiv 0` if
+    :math:`a \le 0` (Theorem 1's regime), otherwise it is non-decreasing up to
+    :math:`k_- = \max(\tau, \lceil(\tau-1)/a\rceil)` and non-increasing after. (For
+    :math:`k < \tau` both outputs are 0.) Hence
+    :math:`\delta(\varepsilon) = \max\{\delta_+(k_+), \delta_-(k_-)\}`; the code also
+    evaluates :math:`k_\pm \pm 1` to be safe against rounding of the ceiling.
+
+    *Proof.* The likelihood ratio :math:`P_k(v)/P_{k-1}(v) = (1-p_s)k/(k-v)` (Lemma 3.1)
+    increases in v, and the suppressed output's ratio is an average of the ratios at
+    :math:`v < \tau`, so the optimal events are upper sets :math:`\{X \ge m\}` with
+    :math:`m \ge \tau` (for :math:`\delta_+`; the suppressed output has ratio ≤ 1) and
+    lower sets :math:`\{X \le M\}`, :math:`M \ge \tau - 1` (for :math:`\delta_-`).
+    (i) While :math:`kq < \tau - 1` the best upper set is :math:`\{X \ge \tau\}`, and
+    :math:`y(k) = \Pr[X_k \ge \tau] - e^\varepsilon\Pr[X_{k-1} \ge \tau]` has increment
+    :math:`y(k+1) - y(k) = p_s P_k(\tau-1)[1 - e^\varepsilon(k-\tau+1)/((1-p_s)k)]`,
+    which is ≥ 0 iff :math:`kq \le \tau - 1`. Likewise
+    :math:`z(k) = \Pr[X_{k-1} < \tau] - e^\varepsilon \Pr[X_k < \tau]` has increment
+    :math:`p_s P_k(\tau-1)[e^\varepsilon - (k-\tau+1)/((1-p_s)k)]`, ≥ 0 iff
+    :math:`ak \le \tau - 1`. (ii) Once :math:`kq \ge \tau - 1` (resp. :math:`ak \ge
+    \tau - 1`) the optimal event for the *unthresholded* pair
+    :math:`\mathrm{Bin}(k, p_s)`, :math:`\mathrm{Bin}(k-1, p_s)` is :math:`\{X > kq\}`
+    (resp. :math:`\{X < ak\}`, up to a zero term), which the thresholded output still
+    determines; by post-processing the thresholded divergence equals the unthresholded
+    one, :math:`\frac{e^\varepsilon}{1-p_s}E[(\bar X_k - q)_+]` (resp.
+    :math:`\frac{1}{1-p_s}E[(a - \bar X_k)_+]`), with :math:`\bar X_k = X_k/k`. These
+    are non-increasing in k: :math:`\bar X_{k+1}` is the average of the k + 1
+    leave-one-out means, each distributed as :math:`\bar X_k`, so
+    :math:`E\varphi(\bar X_{k+1}) \le E\varphi(\bar X_k)` for convex φ (Jensen). If
+    :math:`a \le 0`, the unthresholded :math:`\delta_-` is already 0. ∎
+
+    Each of the (at most six) evaluations is a sum of non-negative log-space terms
+    (signed only at :math:`k_- - 1`); the upper tail of :math:`\delta_+` is truncated only
+    where a geometric bound certifies the rest is below :math:`2^{-60}` of the sum. The
+    cost does not grow with k, so p_s and ε may be tiny (k in the billions).
+    ``tests/test_sample_threshold.py`` checks the result against the former enumeration
+    over k and against a brute-force hockey-stick divergence.
 
     Parameters
     ----------
@@ -544,6 +657,8 @@ def delta_exact(sampling_rate: float, epsilon: float, tau: int) -> float:
     >>> d = delta_exact(0.1, 1.0, 20)
     >>> d < delta_theorem(0.1, 1.0, 20)
     True
+    >>> round(delta_exact(0.3, 0.5, 1), 12)  # tau = 1: the worst count is k = 1, delta = p_s
+    0.3
     """
     p = _rate(sampling_rate)
     e = _eps(epsilon)

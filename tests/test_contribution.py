@@ -84,6 +84,105 @@ def test_rand_clip_marginal_is_hypergeometric():
     assert stats.chisquare(obs, pmf * obs.sum()).pvalue > 1e-4
 
 
+def _exact_mvhg_pmf(row, k):
+    """Exact multivariate hypergeometric law of a sample of k items from urn ``row``: {vector: prob}."""
+    m = int(sum(row))
+    out = {}
+    for x in itertools.product(*[range(v + 1) for v in row]):
+        if sum(x) == k:
+            out[x] = math.prod(math.comb(v, xi) for v, xi in zip(row, x)) / math.comb(m, k)
+    return out
+
+
+@pytest.mark.parametrize("C", [3, 6, 10, 13])  # both branches: the kept set (C < m/2) and the dropped set (C > m/2)
+def test_rand_clip_joint_and_marginal_laws_are_exactly_multivariate_hypergeometric(C):
+    """Chi-square goodness of fit against the exact law, 20 000 users with the same urn (m = 15).
+
+    Joint law: cells with expected count < 5 are pooled; level 1e-3 per test. Each
+    marginal (item j) against Hypergeom(m, N_j, C), level 1e-3 per item with a
+    Bonferroni factor of 6 (items). A correct sampler fails one of these checks
+    with probability < 2e-3 per C; the seeds are fixed, so the outcome is reproducible.
+    """
+    row = (5, 0, 3, 1, 2, 4)
+    R = 20_000
+    h = ct.rand_clip(np.tile(row, (R, 1)), C, rng=100 + C)
+    pmf = _exact_mvhg_pmf(row, C)
+    keys = list(pmf)
+    index = {key: i for i, key in enumerate(keys)}
+    obs = np.bincount([index[tuple(v)] for v in h.tolist()], minlength=len(keys)).astype(float)
+    exp = np.array([pmf[key] for key in keys]) * R
+    big = exp >= 5
+    obs_p = np.append(obs[big], obs[~big].sum())
+    exp_p = np.append(exp[big], exp[~big].sum())
+    if exp_p[-1] == 0:
+        obs_p, exp_p = obs_p[:-1], exp_p[:-1]
+    assert stats.chisquare(obs_p, exp_p).pvalue > 1e-3
+    m = sum(row)
+    for j, v in enumerate(row):
+        if v == 0:
+            assert np.all(h[:, j] == 0)
+            continue
+        support = np.arange(min(v, C) + 1)
+        e = stats.hypergeom.pmf(support, m, v, C) * R
+        o = np.bincount(h[:, j], minlength=support.size)[: support.size].astype(float)
+        keep = e >= 5
+        o2, e2 = np.append(o[keep], o[~keep].sum()), np.append(e[keep], e[~keep].sum())
+        if e2[-1] == 0:
+            o2, e2 = o2[:-1], e2[:-1]
+        assert stats.chisquare(o2, e2 * o2.sum() / e2.sum()).pvalue > 1e-3 / 6
+
+
+def test_rand_clip_column_sums_match_the_full_clip_draw_for_draw():
+    """Algorithm 3's fast path (column sums without the clipped matrix) consumes the same randomness."""
+    N = np.random.default_rng(7).poisson(4.0, size=(3000, 9))
+    for C in (1, 5, 20, 60):
+        fast = ct._rand_clip_column_sums(ct._histograms(N), C, np.random.default_rng(C))
+        full = ct.rand_clip(N, C, rng=np.random.default_rng(C)).sum(axis=0)
+        assert np.array_equal(fast, full)
+
+
+def test_rand_clip_many_blocks_and_wide_rows():
+    """More rows than one block, wide rows (d = 37, not a power of two) and users with m >= 2C."""
+    g = np.random.default_rng(11)
+    n = ct._BLOCK + 500
+    N = g.poisson(g.gamma(0.5, 4.0, size=(n, 1)), size=(n, 37))
+    h = ct.rand_clip(N, 8, rng=12)
+    assert np.array_equal(h.sum(1), np.minimum(N.sum(1), 8)) and np.all((h >= 0) & (h <= N))
+    small = N.sum(1) <= 8
+    assert np.array_equal(h[small], N[small])
+
+
+def test_algorithm3_runtime_against_a_numpy_reference():
+    """Benchmark of Algorithm 3 that tolerates machine load.
+
+    Algorithm 3 on n = 50 000 users with Poisson(100) items over d = 50 items,
+    C = 100, is timed together with a reference numpy operation on the same data,
+    ``rng.binomial(N, 0.5)`` (one binomial draw per cell of the (n, d) histogram).
+    Both are slowed alike by a busy machine, so their ratio is far more stable
+    than a wall-clock limit; best-of-3 (interleaved) discards transient spikes.
+    Measured on a busy 2-core machine (n = 50 000 and 100 000): the old
+    column-by-column rand-clip ran at 1.35-1.46x the reference, the halving sampler
+    at 0.74-0.81x. The ceiling 1.1x
+    leaves 40 % for noise and still fails a return to a per-column walk. A wall-clock limit is not
+    asserted: it would fail on a slow or busy machine without saying anything about the code.
+    """
+    import time
+
+    g = np.random.default_rng(0)
+    n, d = 50_000, 50
+    p = 1.0 / (np.arange(1, d + 1) + 50.0)
+    N = g.multinomial(g.poisson(100, size=n), p / p.sum())
+    t_alg, t_ref = [], []
+    for k in range(3):
+        t0 = time.perf_counter()
+        g.binomial(N, 0.5)
+        t_ref.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        ct.unbounded_histogram(N, C=100, epsilon=1.0, delta=1 / (2 * n), rng=k)
+        t_alg.append(time.perf_counter() - t0)
+    assert min(t_alg) <= 1.1 * min(t_ref), (min(t_alg), min(t_ref))
+
+
 def test_clip_sensitivity_by_enumeration():
     """Exhaustive over histograms in {0..3}^3: the largest move of the clipped sum."""
     C = 2.0
@@ -454,3 +553,76 @@ def test_gaussian_threshold_checker_and_zero_threshold_losses():
     N = np.array([[3, 1], [0, 2]])
     assert ct.laplace_expected_loss(N, 0.0, epsilon=1.0) == 6.0
     assert ct.gaussian_expected_loss(N, 0.0, sigma=1.0) == 6.0
+
+
+# ---------------------------------------------------------------------------
+# baselines of seed 004, Sec. 7.1: Huang et al. l2 quantile, DP-M-quantile by noisy GD
+# ---------------------------------------------------------------------------
+
+
+def test_chi_mean_matches_scipy_and_sqrt_d_asymptotics():
+    for d in (1, 2, 5, 100, 5000):
+        assert ct.chi_mean(d) == pytest.approx(stats.chi(d).mean(), rel=1e-10)
+    assert ct.chi_mean(10**6) == pytest.approx(math.sqrt(10**6 - 0.5), rel=1e-9)
+
+
+def test_l2_quantile_threshold_minimises_the_l2_error_bound():
+    """Brute force over all candidate thresholds (0 and every norm): U2(C) is minimal at the returned C."""
+    g = np.random.default_rng(3)
+    for _ in range(20):
+        d = int(g.integers(1, 400))
+        sigma = float(g.uniform(0.1, 3.0))
+        l2 = g.gamma(0.7, 20.0, size=int(g.integers(5, 300)))
+        mu = ct.chi_mean(d)
+
+        def U2(c):
+            return np.maximum(l2 - c, 0.0).sum() + c * sigma * mu
+
+        c = ct.l2_quantile_threshold(l2, d=d, sigma=sigma)
+        best = min(U2(v) for v in np.append(l2, 0.0))
+        assert U2(c) <= best * (1 + 1e-12) + 1e-12
+        k = ct.l2_quantile_rank(d=d, sigma=sigma)
+        assert (k > l2.size and c == 0.0) or np.sum(l2 > c) < k <= np.sum(l2 >= c)
+
+
+def test_private_quantile_gd_privacy_accounting_matches_dp_accounting():
+    """T compositions of a sensitivity-1 Gaussian with noise sqrt(T) sigma(eps, delta) are (eps, delta)-DP.
+
+    T Gaussians compose exactly as one Gaussian with noise sigma_b / sqrt(T) (Gaussian DP), whose
+    exact delta(eps) must not exceed delta, in agreement with dp-accounting's calibration; half
+    the noise exceeds delta (the audit catches a weakened mechanism)."""
+    from fedfreq.accounting import gaussian_sigma
+
+    eps, delta, T = 0.1, 1e-4, 200
+    sigma_b = math.sqrt(T) * gaussian_sigma(eps, delta, sensitivity=1.0)
+    got = gaussian_delta(eps, sigma=sigma_b / math.sqrt(T))
+    assert got <= delta * (1 + 1e-9)
+    # dp-accounting's exact Gaussian calibration (sensitivity 1) agrees with the composed noise
+    assert sigma_b / math.sqrt(T) == pytest.approx(dpa_gaussian.get_sigma_gaussian(eps, delta), rel=1e-3)
+    assert gaussian_delta(eps, sigma=0.5 * sigma_b / math.sqrt(T)) > delta
+
+
+def test_private_quantile_gd_converges_to_the_rank_with_weak_privacy():
+    x = np.random.default_rng(4).lognormal(3.0, 1.0, size=20_000)
+    # eta = 1: near an extreme quantile the pinball gradient is small, and eta = 0.2 needs more steps
+    for rank in (50, 2000, 10_000):
+        target = np.sort(x)[-rank]
+        c = ct.private_quantile_gd(x, rank=rank, epsilon=20.0, delta=1e-6, steps=400, eta=1.0, rng=rank)
+        above = np.sum(x > c)
+        # rank within 5 % (plus 10) of the target: the noise on each count is ~ 0.2 sqrt(T) users
+        assert abs(above - (rank - 1)) <= 0.05 * rank + 10, (rank, above, c, target)
+
+
+def test_private_quantile_gd_is_reproducible_and_validates():
+    x = np.arange(1.0, 101.0)
+    a = ct.private_quantile_gd(x, rank=10, epsilon=1.0, delta=1e-3, rng=5)
+    assert a == ct.private_quantile_gd(x, rank=10, epsilon=1.0, delta=1e-3, rng=5)
+    for kw, name in ((dict(rank=0), "rank"), (dict(rank=101), "rank"), (dict(epsilon=0.0), "epsilon"),
+                     (dict(delta=1.0), "delta"), (dict(steps=1), "steps"), (dict(eta=-1.0), "eta"), (dict(init=0.0), "init")):
+        args = dict(rank=10, epsilon=1.0, delta=1e-3) | kw
+        with pytest.raises(ValueError, match=name):
+            ct.private_quantile_gd(x, **args)
+    with pytest.raises(ValueError, match="sigma"):
+        ct.l2_quantile_rank(d=3, sigma=0.0)
+    with pytest.raises(ValueError, match="d"):
+        ct.chi_mean(0)

@@ -126,12 +126,146 @@ def test_asymptotic_rate():
     np.testing.assert_allclose(r, 16 / (1 - 4 * theta**2), rtol=1e-6)
 
 
-def test_fast_enough_at_n_1e9():
+def _reference_log_excess(n, theta, s_list, J=70, dps=60):
+    """E[(1+u_K)^s] - 1 to 50 digits, independently of the package's summation.
+
+    With X = K - Nq (K ~ Bin(N, 1/2+θ), N = n'+1) and c = (a - 1/a)/N, 1 + u_K = 1 - cX and
+    E[(1-cX)^s] - 1 = sum_{j>=2} binom(s, j) (-c)^j E[X^j] (E X = 0). The central moments come
+    from the Bernoulli cumulants times N (exact recursions, no sampling, no summation over k).
+    For integer s the series is the exact finite expansion; otherwise it is asymptotic and the
+    neglected part is below P(|cX| >= 1/2) ~ exp(-N KL) (far below 1e-50 for n >= 1e6). The
+    last term kept is returned to show the truncation is negligible.
+    """
+    with mp.workdps(dps):
+        N = n // 2 + 1
+        th = mp.mpf(theta)
+        q = mp.mpf(1) / 2 + th
+        a = (1 + 2 * th) / (1 - 2 * th)
+        c = (a - 1 / a) / N
+        mom = [q * (1 - q) ** j + (1 - q) * (-q) ** j for j in range(J + 1)]  # E[(B - q)^j]
+        kap = [mp.mpf(0)] * (J + 1)
+        for r in range(1, J + 1):
+            kap[r] = mom[r] - mp.fsum(mp.binomial(r - 1, i - 1) * kap[i] * mom[r - i] for i in range(1, r))
+        mu = [mp.mpf(1)] + [mp.mpf(0)] * J
+        for r in range(1, J + 1):
+            mu[r] = mp.fsum(mp.binomial(r - 1, i - 1) * N * kap[i] * mu[r - i] for i in range(1, r + 1))
+        out = []
+        for s in s_list:
+            terms = [mp.binomial(mp.mpf(s), j) * (-c) ** j * mu[j] for j in range(2, J + 1)]
+            out.append((mp.fsum(terms), abs(terms[-1])))
+        return out
+
+
+BIG_ORDERS = [1.1, 1.5, 2.0, 3.0, 8.0, 32.0, 64.0, 256.0, 1024.0]
+
+
+@pytest.mark.parametrize("n,theta", [(10**9, 0.001), (10**9, 0.2), (10**9, 0.25), (10**7, 0.05)])
+def test_windowed_sum_against_50_digit_references(n, theta):
+    # both Pi_1 - 1 (s = λ) and Pi_2 - 1 (s = 1 - λ) on orders up to 1024: the windowed sum
+    # plus its Chernoff tail bounds agrees with the 50-digit value to 1e-10 relative
+    # (measured: <= 2e-11, the worst case being θ = 0.001, λ = 1.1, where g_s = (1+u)^s - 1 - su
+    # is formed from terms 1e2 times larger); the public ε agrees to the same accuracy
+    s_list = BIG_ORDERS + [1.0 - o for o in BIG_ORDERS]
+    ref = _reference_log_excess(n, theta, s_list)
+    assert all(r[1] < 1e-40 * r[0] for r in ref)  # the series' truncation is negligible
+    N = n // 2 + 1
+    a = (1 + 2 * theta) / (1 - 2 * theta)
+    got = accounting._log_excess_moment(N, 0.5 + theta, a, 1 / a, np.array(s_list))
+    want = np.array([float(mp.log(r[0])) for r in ref])
+    np.testing.assert_allclose(np.exp(got - want), 1.0, rtol=1e-10, atol=0)
+    k = len(BIG_ORDERS)
+    lam = np.array(BIG_ORDERS)
+    eps_ref = np.array(
+        [float(max(mp.log1p(r1[0]), mp.log1p(r2[0]))) for r1, r2 in zip(ref[:k], ref[k:])]
+    ) / (lam - 1)
+    np.testing.assert_allclose(cpbm_rdp(lam, n=n, theta=theta, m=1, dim=1), eps_ref, rtol=1e-10)
+
+
+def _exact_tails(N, q, a, b, s, lo, hi):
+    """log of sum_{k<lo} and sum_{k>hi} of Bin(k; N, q) g_s(u_k) by full summation."""
+    from scipy import special, stats
+
+    k = np.arange(N + 1, dtype=float)
+    u = (a - 1) - (a - b) * k / N
+    t = s * np.log1p(u)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        big = t > 30
+        log_g = np.where(
+            big,
+            t + np.log1p(-(1 + s * u) * np.exp(-np.where(big, t, 0.0))),
+            np.log(np.maximum(np.expm1(np.where(big, 0.0, t)) - s * u, 0.0)),
+        )
+    terms = stats.binom.logpmf(k, N, q) + log_g
+    lower = special.logsumexp(terms[: int(lo)]) if lo > 0 else -np.inf
+    upper = special.logsumexp(terms[int(hi) + 1 :]) if hi < N else -np.inf
+    return lower, upper
+
+
+@pytest.mark.parametrize("theta", [0.01, 0.2, 0.25])
+def test_chernoff_tail_bounds_dominate_the_exact_tails(theta):
+    # the bounds that replace the tails outside the window, checked against full summation
+    # at N = 20001 for exponents on both sides, from 1/3 to 60 standard deviations out
+    # (both the tilted branch and the gamma = beta / chord branch occur)
+    N = 20001
+    q = 0.5 + theta
+    a = (1 + 2 * theta) / (1 - 2 * theta)
+    sd = math.sqrt(N * q * (1 - q))
+    for s in (1.1, 2.0, 32.0, 1024.0, -0.1, -1.0, -31.0, -1023.0):
+        for dist in (0.3, 1.0, 3.0, 8.0, 15.0, 30.0, 60.0):
+            lo = max(math.floor(N * q - dist * sd), 0)
+            hi = min(math.ceil(N * q + dist * sd), N)
+            bl, bu = accounting._cpbm_tail_bounds(N, q, a, 1 / a, np.array([s]), np.array([lo]), np.array([hi]))
+            el, eu = _exact_tails(N, q, a, 1 / a, s, lo, hi)
+            assert el <= bl[0] + 1e-9 and eu <= bu[0] + 1e-9, (s, dist, el, bl, eu, bu)
+            if dist == 8.0:  # and not vacuous: within e^25 of the exact tails (the slack is
+                # the factor u^2 s(s-1)/2 that g_s has near u = 0 and the bounds do not use)
+                assert bl[0] - el < 25.0 and bu[0] - eu < 25.0, (s, el, bl, eu, bu)
+
+
+def test_window_is_narrow_and_its_bound_negligible():
+    # at n = 1e9 the summed window is about ±11 sd wide for every order of the default grid
+    # (it was up to ±75 sd with Hoeffding's bound at order 1024), and the added tail bound is
+    # below 2^-53 of the window's sum
+    theta, n = 0.25, 10**9
+    N, q, a = n // 2 + 1, 0.5 + theta, (1 + 2 * theta) / (1 - 2 * theta)
+    s = np.concatenate([accounting.DEFAULT_ORDERS, 1 - accounting.DEFAULT_ORDERS])
+    var_u = (a - 1 / a) ** 2 * q * (1 - q) / N
+    target = np.log(np.abs(s * (s - 1)) / 2 * var_u) - accounting._LOG_TAIL_MARGIN
+    lo, hi = accounting._cpbm_window(N, q, a, 1 / a, s, target)
+    sd = math.sqrt(N * q * (1 - q))
+    assert np.all((hi - lo) / sd < 26)
+    bl, bu = accounting._cpbm_tail_bounds(N, q, a, 1 / a, s, lo, hi)
+    total = accounting._log_excess_moment(N, q, a, 1 / a, s)
+    assert np.all(np.logaddexp(bl, bu) < total + math.log(2.0**-53))
+
+
+def test_benchmark_one_order_at_n_1e9():
+    # The issue asks for <= 50 ms per order at n = 1e9. A wall-clock ceiling is unreliable on a
+    # shared machine, so the time is expressed in a machine-dependent unit measured in the same
+    # test: one np.exp over 10^6 doubles (about 0.75 ms on the 2-core reference machine, where
+    # 50 ms is about 65 units). Measured: 7-16 units per order (median 11; min of 3 runs); the
+    # ceiling of 60 units keeps the 50 ms goal on the reference machine with room for noise.
     import time
 
-    start = time.perf_counter()
-    cpbm_rdp(2.0, n=10**9, theta=0.2, m=1, dim=1)
-    assert time.perf_counter() - start < 2.0  # generous: the machine may be shared
+    x = np.linspace(0.0, 1.0, 10**6)
+
+    def best(f, reps=3):
+        out = np.inf
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            f()
+            out = min(out, time.perf_counter() - t0)
+        return out
+
+    ratios = {}
+    for theta in (0.001, 0.25):
+        for m in (1, 30, 256):
+            for lam in (2.0, 32.0, 256.0, 1024.0):
+                unit = best(lambda: np.exp(x))
+                t = best(lambda: cpbm_rdp(lam, n=10**9, theta=theta, m=m, dim=1))
+                ratios[(theta, m, lam)] = t / unit
+    worst = max(ratios, key=ratios.get)
+    assert ratios[worst] < 60.0, (worst, ratios[worst])
 
 
 @settings(max_examples=40, deadline=None)

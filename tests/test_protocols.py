@@ -158,3 +158,29 @@ def test_tffe_epsilon_uses_the_accountant():
     eps = tffe_epsilon(1e-4, **kw)
     assert eps == rdp_to_dp(DEFAULT_ORDERS, tffe_rdp(DEFAULT_ORDERS, **kw), 1e-4)[0]
     assert eps < tffe_epsilon(1e-4, **kw, rule="all")
+
+
+def test_multiround_fixed_estimate_unbiased_without_clipping_and_validates():
+    from fedfreq.protocols import multiround_fixed_estimate
+    x, U = _data()
+    norms = np.linalg.norm(kashin_representation(x, U, **KASHIN), axis=1)
+    # C above every norm: no clipping, so the round average is unbiased. 100 runs, 4 standard errors.
+    rng = np.random.default_rng(5)
+    runs = np.array([multiround_fixed_estimate(x, U, rounds=4, C=float(norms.max()) + 1, theta=0.25, m=32, rng=rng)
+                     for _ in range(100)])
+    se = runs.std(axis=0, ddof=1) / np.sqrt(len(runs))
+    assert np.all(np.abs(runs.mean(axis=0) - x.mean(axis=0)) < 4 * se)
+    with pytest.raises(ValueError, match="rounds"):
+        multiround_fixed_estimate(x, U, rounds=7, C=1.0, theta=0.25, m=8)
+    with pytest.raises(ValueError, match="C"):
+        multiround_fixed_estimate(x, U, rounds=4, C=0.0, theta=0.25, m=8)
+
+
+def test_check_multiround_level_accepts_right_and_rejects_per_round_level():
+    from fedfreq.cpbm import optimal_quantile
+    from fedfreq.protocols import check_multiround_level
+    ok = check_multiround_level(lambda D, m, N, R, theta: optimal_quantile(D=D, m=m, n=N * R, theta=theta))
+    assert ok.startswith("Passed")
+    bad = check_multiround_level(lambda D, m, N, R, theta: optimal_quantile(D=D, m=m, n=N, theta=theta))
+    assert bad.startswith("Not yet") and "rounds" in bad
+    assert "raised" in check_multiround_level(lambda *a: 1 / 0)

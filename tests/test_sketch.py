@@ -340,3 +340,66 @@ def test_other_validation():
     with pytest.raises(ValueError, match="sketches"):
         h = sk.draw_sketch_hashes(width=4, rows=2, rounds=2, design="hybrid", rng=0)
         sk.decode_sketches(np.zeros((1, 2, 4)), h, d=5)
+
+
+# ----------------------------------------------------------------------------- peers
+def _peer_stream(n=20_000, d=2000, a=1.2, seed=11):
+    rng = np.random.default_rng(seed)
+    return rng.permutation(sk.sample_client_items(sk.zipf_frequencies(d, a), n, rng=rng)), d
+
+
+def test_peer_comparison_shapes_merges_and_guarantees():
+    datasketches = pytest.importorskip("datasketches")
+    x, d = _peer_stream()
+    res = sk.compare_peer_sketches(x, d=d, memory_words=256, rows=8, top_k=10, repeats=2, rng=5)
+    assert tuple(r.name for r in res) == sk.PEER_SKETCHES
+    assert [r.implementation for r in res] == ["fedfreq", "datasketches", "datasketches"]
+    assert [r.memory_words for r in res] == [256, 256, 256]  # 8 x 32 counters; 2^7 slots x (item, count)
+    # linear sketches: the merge of the halves is the sketch of the whole; Misra-Gries with purges: not
+    assert [r.merge_equals_whole for r in res] == [True, True, False]
+    assert res[0].histogram_updates_per_second == res[0].updates_per_second
+    assert res[2].histogram_updates_per_second is None
+    for r in res:
+        assert 0 <= r.top_k_error <= r.linf_error and 0 <= r.top_k_recall <= 1 and r.updates_per_second > 0
+    # Misra-Gries guarantee (deterministic): every estimate within the a-priori error of the sketch
+    apriori = datasketches.frequent_items_sketch.get_apriori_error(7, x.size) / x.size
+    assert res[2].linf_error <= apriori
+
+
+def test_peer_comparison_is_reproducible_and_matches_direct_count_sketch():
+    pytest.importorskip("datasketches")
+    x, d = _peer_stream(n=5000, d=500)
+    fields = ("linf_error", "top_k_error", "top_k_recall", "merge_equals_whole", "memory_words")
+    a = sk.compare_peer_sketches(x, d=d, memory_words=128, rows=5, top_k=5, rng=3)
+    b = sk.compare_peer_sketches(x, d=d, memory_words=128, rows=5, top_k=5, rng=3)
+    assert [[getattr(r, f) for f in fields] for r in a] == [[getattr(r, f) for f in fields] for r in b]
+    # the count-sketch row is Algorithm 1 with the first hashes drawn from the generator
+    h = sk.draw_sketch_hashes(width=128 // 5, rows=5, rng=np.random.default_rng(3))
+    est = sk.decode_sketches(sk.sketch_items(x, h, d=d)[None] / x.size, h, d=d)
+    assert a[0].linf_error == float(np.max(np.abs(est - np.bincount(x, minlength=d) / x.size)))
+
+
+def test_frequent_items_exact_when_the_map_holds_every_item():
+    pytest.importorskip("datasketches")
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 50, size=3000)  # 50 distinct items; 2^7 slots hold up to 96 items
+    res = sk.compare_peer_sketches(x, d=50, memory_words=256, rows=4, top_k=5, rng=0)
+    fi = res[2]
+    assert fi.linf_error == 0.0 and fi.top_k_recall == 1.0 and fi.merge_equals_whole
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(-4, 15))
+def test_peer_comparison_validation(bad_memory):
+    pytest.importorskip("datasketches")
+    x = np.array([0, 1, 1, 2])
+    with pytest.raises(ValueError, match="memory_words"):
+        sk.compare_peer_sketches(x, d=3, memory_words=bad_memory, rows=2)
+    with pytest.raises(ValueError, match="rows"):
+        sk.compare_peer_sketches(x, d=3, memory_words=16, rows=17)
+    with pytest.raises(ValueError, match="items"):
+        sk.compare_peer_sketches([0, 3], d=3, memory_words=16, rows=2)
+    with pytest.raises(ValueError, match="top_k"):
+        sk.compare_peer_sketches(x, d=3, memory_words=16, rows=2, top_k=4)
+    with pytest.raises(ValueError, match="repeats"):
+        sk.compare_peer_sketches(x, d=3, memory_words=16, rows=2, top_k=2, repeats=0)
