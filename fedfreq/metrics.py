@@ -1,7 +1,7 @@
 r"""Error metrics for frequency and mean estimation.
 
-Conventions
------------
+Conventions of the error metrics
+--------------------------------
 * The *last* axis of a frequency vector indexes the domain :math:`[d]`. The
   pointwise norms (:func:`l1_error`, :func:`l2_error`, :func:`linf_error`,
   :func:`relative_l1_loss`) reduce over the last axis and broadcast over all

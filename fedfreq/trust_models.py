@@ -6,8 +6,8 @@ calibrates one unbiased estimator of :math:`S` per trust model, gives the exact
 standard deviation of each estimator, and simulates each mechanism so that a Monte
 Carlo experiment can check the formulas.
 
-Neighbouring relation
----------------------
+Neighbouring relation of the counting task
+------------------------------------------
 Two datasets are neighbours when they are bit vectors of the same length ``n`` that
 differ in one user's bit (*replace-one*; ``n`` is public). One user can then move the
 count by at most 1, so the count has sensitivity 1. The count also has sensitivity 1

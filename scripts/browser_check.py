@@ -147,6 +147,9 @@ def source_has_math(raw_html: str) -> bool:
     return any(marker in text for marker in TEX_MARKERS)
 
 
+MAX_SHOT_HEIGHT = 24000
+
+
 def screenshot_name(rel: str) -> str:
     stem = rel[:-5] if rel.endswith(".html") else rel
     return re.sub(r"[^A-Za-z0-9._-]+", "__", stem.replace("/", "__")) + ".png"
@@ -367,7 +370,15 @@ def _inspect_page(page, result, fail, is_local, links, raw, url, rel, args,
     if shots_dir is not None:
         shot = shots_dir / screenshot_name(rel)
         try:
-            page.screenshot(path=str(shot), full_page=True, timeout=args.timeout * 1000)
+            # very long pages are captured down to MAX_SHOT_HEIGHT pixels: a full-page
+            # capture of tens of thousands of pixels is slow and no one reads it whole
+            height = page.evaluate("document.documentElement.scrollHeight")
+            width = page.viewport_size["width"] if page.viewport_size else 1280
+            if height > MAX_SHOT_HEIGHT:
+                page.screenshot(path=str(shot), full_page=True, timeout=args.timeout * 1000,
+                                clip={"x": 0, "y": 0, "width": width, "height": MAX_SHOT_HEIGHT})
+            else:
+                page.screenshot(path=str(shot), full_page=True, timeout=args.timeout * 1000)
             result["screenshot"] = str(shot)
         except Exception as exc:  # noqa: BLE001
             fail("screenshot", f"screenshot failed: {exc}".splitlines()[0])
