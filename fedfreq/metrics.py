@@ -29,9 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_array, check_choice
+from ._validation import check_array, check_choice, check_int
 
 __all__ = [
+    "nrmse_of_runs",
     "l1_error",
     "l2_error",
     "linf_error",
@@ -405,3 +406,29 @@ def nrmse_stderr(estimates, truth) -> float | np.ndarray:
     denom = 2.0 * np.sqrt(mean_sq) * np.abs(t)
     safe = np.where(mean_sq > 0, denom, 1.0)
     return _out(_finite("nrmse_stderr", np.where(mean_sq > 0, se_mean_sq / safe, 0.0)))
+
+
+def nrmse_of_runs(run, truth, *, reps: int) -> float:
+    """NRMSE (:func:`nrmse`) of ``reps`` independent runs of an estimator.
+
+    Parameters
+    ----------
+    run : callable
+        ``run()`` returns one scalar estimate; each call must draw fresh randomness
+        (e.g. from a generator it closes over), so the calls are independent.
+    truth : float
+        The true value (non-zero).
+    reps : int
+        Number of repetitions (seed 003 uses 100), at least 2.
+
+    Examples
+    --------
+    >>> g = np.random.default_rng(0)
+    >>> round(nrmse_of_runs(lambda: 10.0 + g.normal(), 10.0, reps=2000), 1)
+    0.1
+    """
+    reps = check_int("reps", reps, low=2)
+    if not callable(run):
+        raise ValueError(f"run must be callable; got {type(run).__name__}")
+    return float(nrmse(np.array([run() for _ in range(reps)], dtype=float), truth))
+

@@ -325,3 +325,14 @@ def test_nrmse_properties(xs, mu):
     assert v >= 0
     assert v == pytest.approx(np.sqrt(np.mean((xs - mu) ** 2)) / abs(mu), rel=1e-12, abs=1e-15)
     assert nrmse(np.full(xs.shape, mu), mu) == 0.0
+
+
+def test_nrmse_of_runs_matches_nrmse_and_validates():
+    from fedfreq.metrics import nrmse, nrmse_of_runs
+
+    values = iter(np.arange(1.0, 11.0))
+    assert nrmse_of_runs(lambda: next(values), 5.0, reps=10) == float(nrmse(np.arange(1.0, 11.0), 5.0))
+    with pytest.raises(ValueError, match="reps"):
+        nrmse_of_runs(lambda: 1.0, 1.0, reps=1)
+    with pytest.raises(ValueError, match="run"):
+        nrmse_of_runs(3.0, 1.0, reps=5)
