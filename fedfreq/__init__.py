@@ -25,6 +25,7 @@ from . import (
     scale,
     secagg,
     sketch,
+    skellam,
     trust_models,
 )
 from ._rng import as_generator
@@ -42,6 +43,7 @@ from .quantiles import *  # noqa: F401,F403
 from .sample_threshold import *  # noqa: F401,F403
 from .secagg import *  # noqa: F401,F403
 from .sketch import *  # noqa: F401,F403
+from .skellam import *  # noqa: F401,F403
 from .trust_models import *  # noqa: F401,F403
 from .claims import ClaimFailed, check_claim
 
@@ -62,6 +64,7 @@ _MODULES = (
     sample_threshold,
     secagg,
     sketch,
+    skellam,
     trust_models,
 )
 

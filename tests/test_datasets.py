@@ -404,6 +404,106 @@ def test_user_histograms_one_play(roles):
     assert h.provenance["files"] == ("shksprdata/texts/hamlet_gut.txt",)
 
 
+def test_speech_lengths_consistent(roles):
+    for r in roles:
+        assert len(r.speech_lengths) == r.n_speeches
+        assert sum(r.speech_lengths) == r.n_words
+        assert all(isinstance(m, int) and m >= 0 for m in r.speech_lengths)
+    hamlet = next(r for r in roles if r.name == "HAMLET" and r.play == "hamlet")
+    assert hamlet.speech_lengths[0] == 9  # "A little more than kin, and less than kind!"
+    assert "speech_lengths" not in repr(hamlet)
+
+
+def _role_rows_from_speeches(speech, roles):
+    """Sum the speech users' rows over each role (roles in shakespeare_roles order)."""
+    per_role = [sum(m > 0 for m in r.speech_lengths) for r in roles]
+    owner = np.repeat(np.arange(len(roles)), per_role)
+    assert len(owner) == speech.counts.shape[0]
+    agg = scipy.sparse.csr_array(
+        (np.ones(len(owner), dtype=np.int64), (owner, np.arange(len(owner)))),
+        shape=(len(roles), len(owner)),
+    )
+    return agg @ speech.counts, np.bincount(owner, weights=speech.user_sizes, minlength=len(roles))
+
+
+def test_user_histograms_speech_units_add_up_to_roles(roles):
+    role = ds.user_histograms(top_d=None, sparse=True)
+    speech = ds.user_histograms(top_d=None, sparse=True, unit="speech")
+    assert speech.vocabulary == role.vocabulary
+    n_nonempty = sum(m > 0 for r in roles for m in r.speech_lengths)
+    assert speech.counts.shape == (n_nonempty, len(role.vocabulary)) and n_nonempty > 20 * len(roles)
+    assert speech.provenance["n_users"] == n_nonempty and speech.provenance["unit"] == "speech"
+    assert role.provenance["unit"] == "role" and role.provenance["n_users"] == len(roles)
+    assert speech.provenance["n_words"] == role.provenance["n_words"]
+    assert speech.user_sizes.min() >= 1 and speech.user_sizes.dtype == np.int64
+    np.testing.assert_array_equal(speech.counts.sum(axis=1), speech.user_sizes)
+    expected_users = [(r.name, r.play) for r in roles for m in r.speech_lengths if m > 0]
+    assert list(speech.users) == expected_users
+    np.testing.assert_array_equal(speech.user_sizes, [m for r in roles for m in r.speech_lengths if m > 0])
+    summed, sizes = _role_rows_from_speeches(speech, roles)
+    assert (summed != role.counts).nnz == 0  # exact, every word of the vocabulary
+    np.testing.assert_array_equal(sizes, role.user_sizes)
+    # first speech of Hamlet, word for word
+    i = expected_users.index(("HAMLET", "hamlet"))
+    row = speech.counts[[i], :].toarray()[0]
+    assert {speech.vocabulary[j]: int(row[j]) for j in np.flatnonzero(row)} == dict(
+        Counter("a little more than kin and less than kind".split())
+    )
+
+
+@pytest.mark.parametrize("plays", [None, "hamlet", ("macbeth", "twelfth_night")])
+def test_user_histograms_speech_top_d_dense(roles, plays):
+    role = ds.user_histograms(top_d=50, plays=plays)
+    speech = ds.user_histograms(top_d=50, plays=plays, unit="speech")
+    sparse = ds.user_histograms(top_d=50, plays=plays, unit="speech", sparse=True)
+    np.testing.assert_array_equal(sparse.counts.toarray(), speech.counts)
+    assert speech.vocabulary == role.vocabulary
+    wanted = set(ds.SHAKESPEARE_PLAYS) if plays is None else {plays} if isinstance(plays, str) else set(plays)
+    mine = [r for r in roles if r.play in wanted]
+    summed, _ = _role_rows_from_speeches(speech, mine)
+    np.testing.assert_array_equal(summed, role.counts)
+    assert np.all(speech.counts.sum(axis=1) <= speech.user_sizes)
+    assert speech.provenance["fraction_of_words_in_vocabulary"] == role.provenance["fraction_of_words_in_vocabulary"]
+    assert speech.provenance["files"] == role.provenance["files"]
+    speech.counts[0, 0] = -1  # fresh arrays, the cache stays read-only
+    assert ds.user_histograms(top_d=50, plays=plays, unit="speech").counts[0, 0] >= 0
+    ids, owner, sizes, *_ = ds._encoded(str(ds.shakespeare_source()), tuple(sorted(wanted)), "speech")
+    assert not (ids.flags.writeable or owner.flags.writeable or sizes.flags.writeable)
+
+
+def test_user_histograms_role_unit_unchanged(roles):
+    """unit="role" (the default) gives exactly the role-based histograms."""
+    default = ds.user_histograms(top_d=100)
+    explicit = ds.user_histograms(top_d=100, unit="role")
+    np.testing.assert_array_equal(default.counts, explicit.counts)
+    assert default.users == explicit.users and default.vocabulary == explicit.vocabulary
+    np.testing.assert_array_equal(default.user_sizes, explicit.user_sizes)
+    assert default.counts.shape == (len(roles), 100) == (1308, 100)
+    rank = {w: j for j, w in enumerate(default.vocabulary)}
+    expected = np.zeros((len(roles), 100), dtype=np.int64)
+    for i, r in enumerate(roles):
+        for w, c in Counter(r.words).items():
+            if w in rank:
+                expected[i, rank[w]] = c
+    np.testing.assert_array_equal(default.counts, expected)
+    assert default.counts.sum() == expected.sum()
+    assert default.users == tuple((r.name, r.play) for r in roles)
+    p = default.provenance
+    assert p["dataset"] == "Shakespeare plays, speaking roles as users, words as items"
+    assert (p["n_users"], p["n_words"], p["n_distinct_words"]) == (1308, 804_010, 25_344)
+    # the counts quoted on the Data page (book/data.md)
+    speech = ds.user_histograms(top_d=10, unit="speech")
+    assert speech.provenance["n_users"] == speech.counts.shape[0] == 30_505
+    genres = ds.SHAKESPEARE_FOLIO_GENRES
+    assert sum(len(v) for v in genres.values()) == 36
+
+
+@pytest.mark.parametrize("unit", ["speeches", "Role", "", None, 1])
+def test_user_histograms_bad_unit(unit):
+    with pytest.raises(ValueError, match="unit.*role.*speech"):
+        ds.user_histograms(top_d=10, plays="macbeth", unit=unit, download=False)
+
+
 @settings(max_examples=25, deadline=None)
 @given(top_d=st.one_of(st.integers(max_value=0), st.integers(min_value=10**7), st.floats(0.5, 3.5).filter(lambda v: not v.is_integer())))
 def test_user_histograms_bad_top_d(roles, top_d):
@@ -469,3 +569,12 @@ def test_ecdat_errors():
         ds.ecdat_column("../x", "y")
     with pytest.raises(ValueError, match="package"):
         ds.ecdat_column("PSID", "age", package="NoSuchRPackage")
+
+
+def test_folio_genres_partition_the_plays_except_pericles():
+    genres = ds.SHAKESPEARE_FOLIO_GENRES
+    assert set(genres) == {"comedy", "history", "tragedy"}
+    listed = [p for plays in genres.values() for p in plays]
+    assert len(listed) == len(set(listed)) == 36
+    assert set(ds.SHAKESPEARE_PLAYS) - set(listed) == {"pericles"}
+    assert (len(genres["comedy"]), len(genres["history"]), len(genres["tragedy"])) == (14, 10, 12)
