@@ -28,12 +28,13 @@ import math
 
 import numpy as np
 import pytest
-from scipy import special, stats
+from scipy import stats
 
 import fedfreq
 import fedfreq.skellam as sk
-from fedfreq.accounting import renyi_divergence, rdp_to_dp
+from fedfreq.accounting import rdp_to_dp
 from fedfreq.skellam import (
+    smm_exact_rdp,
     SMM_ORDERS,
     SMMResult,
     random_hadamard,
@@ -229,50 +230,14 @@ def test_encode_rejects_bad_parameters(kwargs, name):
 # ---------------------------------------------------------------------------
 
 
-def skellam_log_table(mu: float, K: int) -> np.ndarray:
-    """log P(Sk(mu) = k) for k = -K..K, as a log-space convolution of two Poissons.
-
-    P(k) = sum_j Pois(j + |k|; mu) Pois(j; mu); summing terms in log space never
-    underflows, unlike exp(-2 mu) I_k(2 mu) far in the tails.
-    """
-    k = np.arange(0, K + 1)
-    J = int(mu + 40 * math.sqrt(mu) + 100)
-    j = np.arange(J)
-    terms = stats.poisson.logpmf(j[None, :] + k[:, None], mu) + stats.poisson.logpmf(j, mu)[None, :]
-    half = special.logsumexp(terms, axis=1)
-    return np.concatenate([half[:0:-1], half])
-
-
 def exact_divergences(mu_total: float, xs, orders: np.ndarray):
-    """max(D_a(P||Q), D_a(Q||P)) for each x, P = (1-p) Sk shifted by f + p Sk shifted by f+1, Q = Sk."""
-    S = int(math.ceil(max(xs))) + 1
-    K = int(S + 40 * math.sqrt(2 * mu_total) + 60)
-    table = skellam_log_table(mu_total, K + S)
-    off = K + S
-    k = np.arange(-K, K + 1)
-    lq = table[k + off]
-    # truncation to [-K, K] loses a negligible mass; renormalise after checking it
-    assert abs(special.logsumexp(lq)) < 1e-12
-    lq = lq - special.logsumexp(lq)
-    out = []
-    for x in xs:
-        f = math.floor(x)
-        p = x - f
-        lp = np.logaddexp(
-            math.log1p(-p) + table[k - f + off],
-            (math.log(p) if p > 0 else -np.inf) + table[k - f - 1 + off],
-        )
-        assert abs(special.logsumexp(lp)) < 1e-12
-        lp = lp - special.logsumexp(lp)
-        d = np.maximum(renyi_divergence(lp, lq, orders), renyi_divergence(lq, lp, orders))
-        out.append(d)
-    return np.array(out)
+    return smm_exact_rdp(orders, x=np.asarray(xs, dtype=float), mu_total=mu_total)
 
 
 def test_skellam_table_matches_scipy():
     for mu in (1.0, 7.3, 100.0):
         K = int(10 * math.sqrt(2 * mu) + 10)
-        table = skellam_log_table(mu, K)
+        table = sk._skellam_log_table(mu, K)
         k = np.arange(-K, K + 1)
         ref = stats.skellam.logpmf(k, mu, mu)
         assert np.allclose(table, ref, rtol=0, atol=1e-9)

@@ -23,7 +23,7 @@ LEDGER_DIR = ROOT / "book" / "claims"
 TIMES = ROOT / "notebooks" / "execution_times.json"
 
 SOURCES = {
-    "F": "Background results (checked in the Foundations chapter)",
+    "F": "Background results from the literature the papers build on",
     "S0": "Seed 000: bounding contribution optimally under user-level distributed DP",
     "S1": "Seed 001: private federated frequency estimation with sketches",
     "S2": "Seed 002: sample-and-threshold differential privacy",
