@@ -688,7 +688,7 @@ def random_hadamard(D: int, *, rng=None) -> np.ndarray:
     r"""A randomized Hadamard rotation :math:`R = H\,\mathrm{diag}(s)/\sqrt{D'}`.
 
     :math:`H` is the Sylvester Hadamard matrix of order :math:`D' = 2^{\lceil\log_2 D\rceil}`
-    (:func:`scipy.linalg.hadamard`) and :math:`s` a vector of independent random
+    (``scipy.linalg.hadamard``) and :math:`s` a vector of independent random
     signs. :math:`R` is orthogonal; a client sends :math:`R x` (its vector padded
     with zeros to length :math:`D'`) and the server applies :math:`R^\top`. The
     rotation spreads a peaked vector over all coordinates, which lowers the
