@@ -103,7 +103,7 @@ from scipy import linalg, optimize, special, stats
 from . import secagg
 from ._rng import as_generator
 from ._validation import check_array, check_int, check_real
-from .accounting import _check_orders, rdp_to_dp
+from .accounting import _check_orders, rdp_to_dp, renyi_divergence
 
 __all__ = [
     "SMM_ORDERS",
@@ -657,8 +657,6 @@ def smm_exact_rdp(order, *, x, mu_total: float) -> np.ndarray:
     >>> e.shape, bool(np.all(e <= np.array([smm_rdp([2.0, 8.0], c=c, mu_total=50.0) for c in (1.0, 6.5)])))
     ((2, 2), True)
     """
-    from .accounting import renyi_divergence
-
     alpha, _ = _check_orders(order)
     mt = check_real("mu_total", mu_total, low=0.0, high=1e5, low_open=True)
     xs = np.atleast_1d(check_array("x", x, low=0.0, high=1000.0))
