@@ -16,7 +16,7 @@ JBFLAGS := -n -W --keep-going
 SANITIZE := tests/nbval_sanitize.cfg
 PORT ?= 8000
 
-.PHONY: help venv mathjax chromium notebooks book book-stored test test-unit test-nbval test-browser serve full clean
+.PHONY: help venv mathjax chromium notebooks book book-stored test test-unit test-nbval test-nbval-baseline test-browser serve full clean
 
 help:
 	@sed -n '2,5p' Makefile
@@ -59,8 +59,17 @@ book-stored: venv mathjax
 test-unit: venv
 	$(PY) -m pytest tests -q -n 2
 
+NBVAL := -m pytest -q -n 2 --dist loadfile --nbval notebooks --nbval-current-env --nbval-sanitize-with $(SANITIZE) -o testpaths=notebooks
+
 test-nbval: venv
-	$(PY) -m pytest -q -n 2 --dist loadfile --nbval notebooks --nbval-current-env --nbval-sanitize-with $(SANITIZE) -o testpaths=notebooks
+	$(PY) $(NBVAL)
+
+## The same comparison in a second numeric configuration: numpy's SIMD dispatch limited to
+## its baseline (the stored outputs must not depend on the CPU's vector extensions).
+test-nbval-baseline: venv
+	disabled="$$($(PY) scripts/numeric_env.py --above-baseline)"; \
+	echo "re-executing the chapters with NPY_DISABLE_CPU_FEATURES='$$disabled'"; \
+	NPY_DISABLE_CPU_FEATURES="$$disabled" $(PY) $(NBVAL)
 
 test-browser: chromium
 	$(PY) scripts/browser_check_selftest.py
@@ -70,6 +79,7 @@ test: venv mathjax
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory test-unit && \
 	$(MAKE) --no-print-directory test-nbval && \
+	$(MAKE) --no-print-directory test-nbval-baseline && \
 	$(MAKE) --no-print-directory book-stored && \
 	$(MAKE) --no-print-directory test-browser && \
 	echo "make test: all stages passed in $$(( $$(date +%s) - start )) s"

@@ -725,6 +725,8 @@ def fit_polynomial(top_values) -> tuple[float, float]:
         return np.exp(logb) * i ** (-a) - y
 
     sol = optimize.least_squares(resid, x0, bounds=([1e-6, -50.0], [50.0, 5.0]), xtol=1e-12, ftol=1e-12, gtol=1e-12)
+    if not sol.success:  # status <= 0: the iteration limit or a numerical failure, not convergence
+        raise RuntimeError(f"fit_polynomial: least squares did not converge ({sol.message})")
     return float(sol.x[0]), float(np.exp(sol.x[1]))
 
 

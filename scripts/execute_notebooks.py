@@ -31,6 +31,9 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from numeric_env import numeric_environment  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
 TIMES = NB_DIR / "execution_times.json"
@@ -52,11 +55,30 @@ def to_notebook(md_path: Path) -> nbformat.NotebookNode:
     return nb
 
 
+def merge_streams(outputs: list) -> list:
+    """Join consecutive chunks of one stream: how a kernel splits its output into
+    messages depends on timing, so unmerged chunks would change from run to run."""
+    merged: list = []
+    for out in outputs:
+        if (
+            out.get("output_type") == "stream"
+            and merged
+            and merged[-1].get("output_type") == "stream"
+            and merged[-1].get("name") == out.get("name")
+        ):
+            merged[-1]["text"] = merged[-1]["text"] + out["text"]
+        else:
+            merged.append(out)
+    return merged
+
+
 def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     nb.metadata = {"kernelspec": KERNELSPEC, "language_info": {"name": "python"}}
     for i, cell in enumerate(nb.cells):
         cell.metadata.pop("execution", None)
         cell["id"] = f"c{i:03d}"
+        if cell.cell_type == "code":
+            cell.outputs = merge_streams(cell.outputs)
     return nb
 
 
@@ -124,6 +146,7 @@ def record_times(measured: dict, scale: str) -> None:
             python=platform.python_version(),
             scale=scale,
             budget_seconds=BUDGET_SECONDS,
+            environment=numeric_environment(),
         )
         present = {p.stem for p in NB_DIR.glob("[0-9][0-9]_*.md")}
         times["notebooks"] = {k: v for k, v in sorted(times["notebooks"].items()) if k in present}

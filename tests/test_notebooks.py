@@ -14,6 +14,42 @@ NB_DIR = ROOT / "notebooks"
 SOURCES = sorted(NB_DIR.glob("[0-9][0-9]_*.md"))
 TIMES = json.loads((NB_DIR / "execution_times.json").read_text())
 
+# A float literal: mantissa with a decimal point (or digits before an exponent).
+_FLOAT = re.compile(r"(?<![\w.])[-+]?(\d+\.\d*|\.\d+|\d+(?=[eE]))([eE][-+]?\d+)?(?![\w.])")
+#: Stored outputs may not carry floats with this many significant digits or more: their
+#: last digits change with the CPU's BLAS kernels, numpy's SIMD level and libm.
+LONG_FLOAT_DIGITS = 13
+#: Cell tag that allows long float reprs in a cell's outputs (the cell must say why).
+LONG_FLOAT_TAG = "full-precision-output"
+COMPARED_MIMES = ("text/plain", "text/latex", "application/papermill.record/text/plain")
+
+
+def significant_digits(literal: str) -> int:
+    """Significant digits of a float literal such as ``-1.0367690791769075e-05``."""
+    mantissa = re.split("[eE]", literal.lstrip("+-"))[0]
+    return len(mantissa.replace(".", "").lstrip("0"))
+
+
+def long_floats(text: str) -> list[str]:
+    """Float literals in ``text`` with :data:`LONG_FLOAT_DIGITS` or more significant digits."""
+    return [m.group(0) for m in _FLOAT.finditer(text) if significant_digits(m.group(0)) >= LONG_FLOAT_DIGITS]
+
+
+def compared_texts(output: dict) -> list[str]:
+    """The texts nbval compares strictly: streams, plain text, LaTeX and glue records."""
+    texts = ["".join(output.get("text", ""))]
+    data = output.get("data", {})
+    texts += ["".join(data[k]) if isinstance(data[k], list) else str(data[k]) for k in COMPARED_MIMES if k in data]
+    return texts
+
+
+def test_long_float_scanner():
+    assert long_floats("x = 1.0367690791769075 and 2.9") == ["1.0367690791769075"]
+    assert long_floats("'1.2345678901234e-05'") == ["1.2345678901234e-05"]
+    assert long_floats("0.000012345678901234") == ["0.000012345678901234"]
+    assert long_floats("1.03677, 123456789012345 (an integer), 1.2e-15, 0.1234567890") == []
+    assert long_floats("np.float64(0.30000000000000004)") == ["0.30000000000000004"]
+
 
 def test_there_are_chapters():
     assert SOURCES, "no chapter notebooks found"
@@ -51,6 +87,29 @@ class TestChapter:
                 assert out.get("name") != "stderr", f"cell {i} wrote to stderr: {''.join(out.get('text', ''))[:200]}"
                 text = "".join(out.get("text", "")) + "".join(out.get("data", {}).get("text/plain", ""))
                 assert not re.search(r"\b\w*Warning\b", text), f"cell {i} output shows a warning"
+
+    def test_no_full_precision_floats_in_outputs(self, md):
+        """Stored outputs show numbers at the precision a claim needs, never a raw repr."""
+        for i, cell in enumerate(self.load(md)["cells"]):
+            if LONG_FLOAT_TAG in cell.get("metadata", {}).get("tags", []):
+                continue
+            for out in cell.get("outputs", []):
+                for text in compared_texts(out):
+                    found = long_floats(text)
+                    assert not found, (
+                        f"cell {i} stores float(s) with >= {LONG_FLOAT_DIGITS} significant digits {found[:3]}: "
+                        "glue with fedfreq.display.glue, round with round_sig, or print errors with bound_text"
+                    )
+
+    def test_stream_chunks_merged(self, md):
+        """How a kernel splits a stream into messages depends on timing: the stored form
+        merges consecutive chunks, so re-executing an unchanged chapter leaves it unchanged."""
+        for i, cell in enumerate(self.load(md)["cells"]):
+            outs = cell.get("outputs", [])
+            for a, b in zip(outs, outs[1:]):
+                assert not (
+                    a["output_type"] == b["output_type"] == "stream" and a["name"] == b["name"]
+                ), f"cell {i} stores a split {a['name']} stream: run `make notebooks`"
 
     def test_seeded_randomness_only(self, md):
         src = md.read_text()

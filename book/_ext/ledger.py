@@ -151,6 +151,27 @@ class ExecutionStats(_TableDirective):
                 f"  - {data['budget_seconds']}",
             ]
         out += ["```", "", f"Total: {total:.1f} s for {len(records)} notebook(s)."]
+        env = data.get("environment")
+        if env:
+            blas = "; ".join(
+                f"{b['library']} {b['version']}, kernel {b['kernel']}, {b['threads']} thread(s)" for b in env["blas"]
+            ) or "none found"
+            disabled = ", ".join(env["numpy_simd_disabled"]) or "none"
+            out += [
+                "",
+                "The numeric environment of that run (the stored outputs are checked against "
+                "re-execution on any machine, so they must not depend on it):",
+                "",
+                "```{list-table}",
+                "",
+                f"* - CPU\n  - {env['cpu']} ({env['machine']})",
+                f"* - Python, numpy, scipy\n  - {env['python']}, {env['numpy']}, {env['scipy']}",
+                f"* - BLAS (threadpoolctl)\n  - {blas}",
+                f"* - numpy SIMD\n  - baseline {', '.join(env['numpy_simd_baseline'])}; dispatched "
+                f"{', '.join(env['numpy_simd_dispatched']) or 'none'}; disabled {disabled}",
+                f"* - C library\n  - {env['libc'] or 'unknown'}",
+                "```",
+            ]
         return self._parse(out)
 
 

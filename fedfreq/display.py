@@ -1,0 +1,157 @@
+"""Numbers at the precision a claim needs: glue and print helpers for the chapters.
+
+A stored notebook output must read the same when the notebook is re-executed on
+another machine. The last one to three digits of a 17-digit float repr change with
+the BLAS kernels the CPU selects, numpy's SIMD dispatch level and the C maths
+library, so no chapter stores a raw repr. Every chapter
+
+- glues numbers with :func:`glue`, which rounds a float to a stated number of
+  significant digits (default :data:`GLUE_DIGITS`) before it is stored;
+- prints errors that sit at rounding level with :func:`bound_text`, which prints
+  ``"< 1e-12"`` instead of a value whose digits are noise;
+- rounds what it prints with :func:`round_sig`, or formats it with an explicit precision.
+
+The test suite scans every stored output for floats with 13 or more significant
+digits and fails if it finds one.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+__all__ = ["GLUE_DIGITS", "glue", "round_sig", "bound_text"]
+
+#: Significant digits kept by :func:`glue` unless a call asks for fewer or more. Eight
+#: digits cover every format the prose uses (at most four decimals on values below
+#: 10 000), and a rounding-level difference (relative 1e-15) changes an 8-digit rounding
+#: with probability about 1e-7 per number.
+GLUE_DIGITS = 8
+
+
+def round_sig(value, digits: int = 6):
+    """Round a real number, or every entry of an array, to ``digits`` significant digits.
+
+    Parameters
+    ----------
+    value : float, int or array_like of float
+        Finite real number(s). Integers (Python or numpy) are returned unchanged.
+    digits : int
+        Number of significant digits, 1 to 15.
+
+    Returns
+    -------
+    float, int or numpy.ndarray
+        The rounded value, as a Python float for a scalar.
+
+    Raises
+    ------
+    ValueError
+        If ``digits`` is outside 1..15 or ``value`` is not finite.
+
+    Examples
+    --------
+    >>> round_sig(1.0367690791769075, 4)
+    1.037
+    >>> round_sig([0.000123456, 98765.4], 3).tolist()
+    [0.000123, 98800.0]
+    """
+    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or not 1 <= digits <= 15:
+        raise ValueError(f"digits must be an integer in [1, 15]; got {digits!r}")
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"value must be a real number, not a boolean; got {value!r}")
+    if isinstance(value, numbers.Integral):
+        return value
+    if isinstance(value, numbers.Real):
+        x = float(value)
+        if not math.isfinite(x):
+            raise ValueError(f"value must be finite; got {value!r}")
+        return float(f"{x:.{digits}g}")
+    arr = np.asarray(value)
+    if arr.dtype.kind in "iu":
+        return arr
+    if arr.dtype.kind != "f":
+        raise ValueError(f"value must be a real number or an array of them; got dtype {arr.dtype}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("value must be finite (it contains NaN or infinity)")
+    return np.vectorize(lambda x: float(f"{x:.{digits}g}"), otypes=[float])(arr)
+
+
+def bound_text(value, floor: float, *, digits: int = 2) -> str:
+    """Text for an error: ``"< floor"`` when it is below ``floor``, else its value.
+
+    Use it for deviations that the analysis expects to be at rounding level, so the
+    printed text does not depend on the last bits of a float: ``bound_text(3.1e-16, 1e-12)``
+    gives ``"< 1e-12"`` on every machine. A value at or above ``floor`` is printed with
+    ``digits`` significant digits, because then it is a real error, not rounding.
+
+    Parameters
+    ----------
+    value : float
+        The error (its absolute value is used); must be finite.
+    floor : float
+        Positive threshold below which the value is reported only as a bound.
+    digits : int
+        Significant digits for a value at or above ``floor`` (1 to 6).
+
+    Examples
+    --------
+    >>> bound_text(3.1e-16, 1e-12)
+    '< 1e-12'
+    >>> bound_text(0.0123, 1e-12)
+    '0.012'
+    """
+    x = float(value)
+    if not math.isfinite(x):
+        raise ValueError(f"value must be finite; got {value!r}")
+    f = float(floor)
+    if not (math.isfinite(f) and f > 0):
+        raise ValueError(f"floor must be a positive finite number; got {floor!r}")
+    if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or not 1 <= digits <= 6:
+        raise ValueError(f"digits must be an integer in [1, 6]; got {digits!r}")
+    if abs(x) < f:
+        return f"< {f:.0e}".replace("e-0", "e-").replace("e+0", "e+")
+    return f"{abs(x):.{digits}g}"
+
+
+def glue(name: str, value: Any, display: bool = False, *, digits: int = GLUE_DIGITS) -> None:
+    """Glue a value for the prose (``myst_nb.glue``), rounding floats to ``digits`` digits.
+
+    Integers, strings and booleans are glued unchanged; numpy scalars become Python
+    scalars first (numpy 2 would otherwise store ``np.float64(...)``).
+
+    Parameters
+    ----------
+    name : str
+        Glue key, referenced from the prose as ``{glue:text}`name:.3f```.
+    value : float, int, str or bool
+        The value. A float must be finite.
+    display : bool
+        Passed to ``myst_nb.glue`` (show the value in the cell output too).
+    digits : int
+        Significant digits kept for a float (1 to 15). Give fewer for a value that comes
+        out of an optimiser or a Monte Carlo loop whose precision is lower.
+
+    Raises
+    ------
+    ValueError
+        For an empty name, a non-finite float or an unsupported type.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string; got {name!r}")
+    if isinstance(value, (bool, np.bool_)):
+        stored: Any = bool(value)
+    elif isinstance(value, str):
+        stored = value
+    elif isinstance(value, numbers.Integral):
+        stored = int(value)
+    elif isinstance(value, numbers.Real) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        stored = round_sig(float(value), digits)
+    else:
+        raise ValueError(f"value for glue key {name!r} must be a number, string or boolean; got {type(value).__name__}")
+    from myst_nb import glue as _myst_glue
+
+    _myst_glue(name, stored, display=display)
