@@ -16,6 +16,7 @@ from . import (
     display,
     cpbm,
     datasets,
+    deploy,
     exercises,
     heavy_hitters,
     kashin,
@@ -36,6 +37,7 @@ from .bitpush import *  # noqa: F401,F403
 from .contribution import *  # noqa: F401,F403
 from .cpbm import *  # noqa: F401,F403
 from .datasets import *  # noqa: F401,F403
+from .deploy import *  # noqa: F401,F403
 from .heavy_hitters import *  # noqa: F401,F403
 from .kashin import *  # noqa: F401,F403
 from .metrics import *  # noqa: F401,F403
@@ -55,9 +57,9 @@ _MODULES = (
     baselines,
     bitpush,
     contribution,
-    display,
     cpbm,
     datasets,
+    deploy,
     heavy_hitters,
     kashin,
     metrics,

@@ -87,6 +87,7 @@ __all__ = [
     "fetch_shakespeare",
     "shakespeare_roles",
     "user_histograms",
+    "folio_speech_users",
     "ecdat_column",
     "zipf_pmf",
     "iid_user_counts",
@@ -1342,3 +1343,46 @@ def _main(argv: list[str]) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(_main(sys.argv[1:]))
+
+
+def folio_speech_users(genre: str, d: int, n: int | None = None, rng=None) -> np.ndarray:
+    """Speeches of one First Folio genre as users, over the genre-wide top-``d`` words.
+
+    The real stand-in datasets of the end-to-end chapters: the speeches of the plays of
+    ``SHAKESPEARE_FOLIO_GENRES[genre]`` that hold at least one of the top-``d`` words
+    (:func:`user_histograms` with ``unit="speech"``), all of them or ``n`` drawn without
+    replacement (kept in their original order).
+
+    Parameters
+    ----------
+    genre : str
+        A key of ``SHAKESPEARE_FOLIO_GENRES``.
+    d : int
+        Vocabulary size (>= 1).
+    n : int or None
+        Number of speeches to draw (>= 1); None, or n at least the number available,
+        keeps all of them.
+    rng : numpy.random.Generator, int or None
+        Randomness of the draw (used only when speeches are drawn).
+
+    Returns
+    -------
+    ndarray of int64, shape (n_users, d)
+
+    Examples
+    --------
+    >>> folio_speech_users("comedy", 5, 10, rng=0).shape
+    (10, 5)
+    """
+    if genre not in SHAKESPEARE_FOLIO_GENRES:
+        raise ValueError(f"genre must be one of {sorted(SHAKESPEARE_FOLIO_GENRES)}; got {genre!r}")
+    d_ = check_int("d", d, low=1)
+    H = user_histograms(d_, plays=SHAKESPEARE_FOLIO_GENRES[genre], unit="speech").counts
+    H = H[H.sum(axis=1) > 0]
+    if n is None:
+        return H
+    n_ = check_int("n", n, low=1)
+    if n_ >= len(H):
+        return H
+    gen = as_generator(rng)
+    return H[np.sort(gen.choice(len(H), size=n_, replace=False))]

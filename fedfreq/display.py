@@ -6,7 +6,7 @@ the BLAS kernels the CPU selects, numpy's SIMD dispatch level and the C maths
 library, so no chapter stores a raw repr. Every chapter
 
 - glues numbers with :func:`glue`, which rounds a float to a stated number of
-  significant digits (default :data:`GLUE_DIGITS`) before it is stored;
+  significant digits (default ``GLUE_DIGITS``) before it is stored;
 - prints errors that sit at rounding level with :func:`bound_text`, which prints
   ``"< 1e-12"`` instead of a value whose digits are noise;
 - rounds what it prints with :func:`round_sig`, or formats it with an explicit precision.

@@ -1,0 +1,94 @@
+"""fedfreq.display: numbers stored at the precision a claim needs."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fedfreq.display import GLUE_DIGITS, bound_text, glue, round_sig
+
+
+def test_round_sig_scalars_and_arrays():
+    assert round_sig(1.0367690791769075, 4) == 1.037
+    assert round_sig(-0.000123456, 3) == -0.000123
+    assert round_sig(7, 2) == 7 and isinstance(round_sig(np.int64(7), 2), np.integer)
+    assert round_sig([0.000123456, 98765.4], 3).tolist() == [0.000123, 98800.0]
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300), st.integers(1, 15))
+def test_round_sig_is_within_half_a_unit_of_the_last_digit(x, digits):
+    r = round_sig(x, digits)
+    if x == 0:
+        assert r == 0
+    else:
+        unit = 10.0 ** (math.floor(math.log10(abs(x))) - digits + 1)
+        assert abs(r - x) <= 0.5 * unit * (1 + 1e-9) + 1e-300
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6).filter(lambda v: abs(v) > 1e-300))
+def test_round_sig_absorbs_last_bit_changes(x):
+    """The point of the helper: a one-ulp change almost never changes the stored value."""
+    neighbour = float(np.nextafter(x, np.inf))
+    same = round_sig(x, GLUE_DIGITS) == round_sig(neighbour, GLUE_DIGITS)
+    # a change is possible only when x sits on a rounding boundary; then the two differ by one unit
+    if not same:
+        unit = 10.0 ** (math.floor(math.log10(max(abs(x), abs(neighbour)))) - GLUE_DIGITS + 1)
+        assert math.isclose(abs(round_sig(neighbour, GLUE_DIGITS) - round_sig(x, GLUE_DIGITS)), unit, rel_tol=1e-6)
+
+
+def test_round_sig_rejects_bad_input():
+    for bad in (0, 16, 2.5, True):
+        with pytest.raises(ValueError, match="digits"):
+            round_sig(1.0, bad)
+    with pytest.raises(ValueError, match="finite"):
+        round_sig(float("nan"))
+    with pytest.raises(ValueError, match="finite"):
+        round_sig([1.0, np.inf])
+    with pytest.raises(ValueError, match="boolean"):
+        round_sig(True)
+    with pytest.raises(ValueError, match="dtype"):
+        round_sig(np.array(["a"]))
+
+
+def test_bound_text():
+    assert bound_text(3.1e-16, 1e-12) == "< 1e-12"
+    assert bound_text(-3.1e-16, 1e-12) == "< 1e-12"
+    assert bound_text(2.9e-16, 1e-12) == bound_text(1.6e-15, 1e-12)  # rounding noise reads the same
+    assert bound_text(0.0123, 1e-12) == "0.012"
+    assert bound_text(5e-7, 1e-6) == "< 1e-6"
+    for kwargs in ({"floor": 0.0}, {"floor": -1.0}, {"floor": float("inf")}, {"floor": 1e-9, "digits": 0}):
+        with pytest.raises(ValueError, match="floor|digits"):
+            bound_text(1.0, **kwargs)
+    with pytest.raises(ValueError, match="value"):
+        bound_text(float("nan"), 1e-9)
+
+
+def test_glue_rounds_before_storing(monkeypatch):
+    stored = {}
+
+    def fake_glue(name, value, display=True):
+        stored[name] = (value, display)
+
+    import myst_nb
+
+    monkeypatch.setattr(myst_nb, "glue", fake_glue)
+    glue("x", np.float64(1.0367690791769075))
+    glue("y", 0.123456789, digits=3)
+    glue("k", np.int64(12))
+    glue("s", "< 1e-12")
+    glue("b", np.bool_(True))
+    glue("z", np.array(2.0 / 3.0))
+    assert stored["x"] == (1.0367691, False)
+    assert stored["y"][0] == 0.123 and type(stored["y"][0]) is float
+    assert stored["k"][0] == 12 and type(stored["k"][0]) is int
+    assert stored["s"][0] == "< 1e-12"
+    assert stored["b"][0] is True
+    assert stored["z"][0] == 0.66666667
+    with pytest.raises(ValueError, match="name"):
+        glue("", 1.0)
+    with pytest.raises(ValueError, match="finite"):
+        glue("nan", float("nan"))
+    with pytest.raises(ValueError, match="number, string or boolean"):
+        glue("arr", np.arange(3.0))
