@@ -89,6 +89,11 @@ def laplace_mechanism(values, *, sensitivity: float, epsilon: float, rng=None):
     (Dwork et al. 2006; Dwork & Roth 2014, Theorem 3.6). Its exact RDP curve is
     :func:`fedfreq.accounting.rdp_laplace` with ``scale = Δ/ε``.
 
+    The noise is drawn with numpy's floating-point sampler: a simulation of the
+    mechanism's law for measuring accuracy, not a deployable release (a float sampler
+    has a support gap; integer counts are released safely by
+    :func:`fedfreq.deploy.release_counts`).
+
     Parameters
     ----------
     values : float or array_like
@@ -145,6 +150,11 @@ def gaussian_mechanism(values, *, sensitivity: float, sigma: float, rng=None):
     (ε, δ(ε))-DP with δ(ε) of :func:`fedfreq.accounting.gaussian_delta`
     (Balle & Wang 2018, Theorem 8). To calibrate σ from (ε, δ), use
     :func:`fedfreq.accounting.gaussian_sigma`.
+
+    The noise is drawn with numpy's floating-point sampler: a simulation of the
+    mechanism's law for measuring accuracy, not a deployable release (a float sampler
+    has a support gap; integer counts are released safely by
+    :func:`fedfreq.deploy.release_counts`).
 
     Parameters
     ----------

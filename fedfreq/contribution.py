@@ -362,6 +362,11 @@ def bounded_histogram(histograms, *, C: float, epsilon: float, delta: float = 0.
     The guarantee is (ε, δ)-DP for add/remove neighbours (see :func:`clip_sensitivity`
     for replacement).
 
+    The noise is drawn with numpy's floating-point sampler: a simulation of the
+    mechanism's law for measuring accuracy, not a deployable release (a float sampler
+    has a support gap; integer counts are released safely by
+    :func:`fedfreq.deploy.release_counts`).
+
     Parameters
     ----------
     histograms : array_like, shape (n, d)
@@ -927,6 +932,11 @@ def unbounded_histogram(histograms, *, C: int, epsilon: float, delta: float, rng
     the threshold, get 0. (ε, δ)-DP for add/remove neighbours (Lemma 5.1).
     The run time is linear in the number of items with non-zero counts.
 
+    The noise is drawn with numpy's floating-point sampler: a simulation of the
+    mechanism's law for measuring accuracy, not a deployable release (a float sampler
+    has a support gap; integer counts are released safely by
+    :func:`fedfreq.deploy.release_counts`).
+
     Returns
     -------
     ndarray, shape (d,)
@@ -1275,6 +1285,11 @@ def debiased_count(counts, *, C: int, epsilon: float, lam_max: float, rng=None) 
     :math:`[0, h(\lambda_{max})]` (post-processing; Theorem C.1 takes
     :math:`\lambda_{max} = 1`). Privacy is that of the Laplace step: ε-DP for
     add/remove neighbours, 2ε under replacement.
+
+    The noise is drawn with numpy's floating-point sampler: a simulation of the
+    mechanism's law for measuring accuracy, not a deployable release (a float sampler
+    has a support gap; integer counts are released safely by
+    :func:`fedfreq.deploy.release_counts`).
 
     Parameters
     ----------

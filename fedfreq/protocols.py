@@ -472,6 +472,11 @@ def central_gaussian_estimate(x, *, C: float, epsilon: float, delta: float, rng=
     threshold is an input: in the central model it can be chosen privately with
     a share of the budget, which is not modelled here.
 
+    The noise is drawn with numpy's floating-point sampler: a simulation of the
+    mechanism's law for measuring accuracy, not a deployable release (a float sampler
+    has a support gap; integer counts are released safely by
+    :func:`fedfreq.deploy.release_counts`).
+
     Examples
     --------
     >>> central_gaussian_estimate(np.ones((1000, 3)), C=2.0, epsilon=1.0, delta=1e-5, rng=0).shape
@@ -492,6 +497,11 @@ def local_gaussian_estimate(x, *, C: float, epsilon: float, delta: float, rng=No
     :math:`(\varepsilon,\delta)`-DP on its own, :math:`\sigma` =
     :func:`fedfreq.accounting.gaussian_sigma` at sensitivity :math:`2C`; the
     server averages, so the noise variance per coordinate is :math:`\sigma^2/n`.
+
+    The noise is drawn with numpy's floating-point sampler: a simulation of the
+    mechanism's law for measuring accuracy, not a deployable release (a float sampler
+    has a support gap; integer counts are released safely by
+    :func:`fedfreq.deploy.release_counts`).
 
     Examples
     --------

@@ -909,6 +909,11 @@ def dp_hybrid_sketch_estimate(
     :func:`dp_sketch_sigma`. Floating-point Gaussian sampling is a model of the
     mechanism, not a safe DP implementation.
 
+    The noise is drawn with numpy's floating-point sampler: a simulation of the
+    mechanism's law for measuring accuracy, not a deployable release (a float sampler
+    has a support gap; integer counts are released safely by
+    :func:`fedfreq.deploy.release_counts`).
+
     Examples
     --------
     >>> f = np.tile([0.5, 0.3, 0.2], (4, 1))

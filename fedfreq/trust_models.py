@@ -799,6 +799,11 @@ def count_error_curve(model, *, n, epsilons, delta=None) -> np.ndarray:
 def simulate_count(bits, model, *, epsilon, delta=None, rng=None) -> float:
     """Run one trust model's count mechanism on ``bits`` and return the unbiased estimate.
 
+    The noise is drawn with numpy's floating-point sampler: a simulation of the
+    mechanism's law for measuring accuracy, not a deployable release (a float sampler
+    has a support gap; integer counts are released safely by
+    :func:`fedfreq.deploy.release_counts`).
+
     Parameters
     ----------
     bits : array_like of int

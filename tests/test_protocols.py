@@ -186,11 +186,14 @@ def test_check_multiround_level_accepts_right_and_rejects_per_round_level():
     assert "raised" in check_multiround_level(lambda *a: 1 / 0)
 
 
-def test_tffe_runs_within_two_seconds_at_n_1e4_d_100():
-    """Performance requirement: one full TFFE run (both phases, secure sums included) at n = 1e4, d = 100.
+def test_tffe_costs_a_small_multiple_of_drawing_its_noise():
+    """Performance requirement: one full TFFE run (both phases, secure sums included) at
+    n = 1e4, d = 100 costs at most 8 times drawing the frequency phase's binomial noise
+    (n x D draws of Bin(30, p)), the one cost no implementation can avoid.
 
-    The best of three runs must take at most 2 s (about 0.7 s on the reference machine,
-    so the margin absorbs a loaded test worker).
+    A wall-clock limit would depend on the machine (the run takes 0.7 s on one 2-core
+    machine and 1.3 s on another); the ratio does not. Measured: about 5 on both. The best
+    of three runs of each is compared, so a loaded test worker slows both alike.
     """
     import time
 
@@ -202,12 +205,15 @@ def test_tffe_runs_within_two_seconds_at_n_1e4_d_100():
     U = tight_frame(d, 2 * d, rng=g)
     X = synthetic_s0_iid(10_000, d, rng=g).astype(float)
     B = float(kashin_level(0.7, 0.3) * X.sum(axis=1).max())
-    times = []
+    times, noise = [], []
     for _ in range(3):
         t0 = time.perf_counter()
         tffe(X, U, B=B, b=6, theta=0.2, m=30, theta_q=0.2, m_q=3, rng=g)
         times.append(time.perf_counter() - t0)
-    assert min(times) <= 2.0, times
+        t0 = time.perf_counter()
+        g.binomial(30, 0.5, size=(10_000, 2 * d))
+        noise.append(time.perf_counter() - t0)
+    assert min(times) <= 8 * min(noise), (times, noise)
 
 
 def test_precomputed_representation_gives_the_same_run_and_is_checked():
