@@ -16,7 +16,7 @@ JBFLAGS := -n -W --keep-going
 SANITIZE := tests/nbval_sanitize.cfg
 PORT ?= 8000
 
-.PHONY: help venv mathjax chromium notebooks book book-stored test test-unit test-nbval test-nbval-baseline test-browser serve full clean
+.PHONY: help venv mathjax chromium notebooks book book-stored lint format test test-unit test-nbval test-nbval-baseline test-browser serve full clean
 
 help:
 	@sed -n '2,5p' Makefile
@@ -56,8 +56,21 @@ book-stored: venv mathjax
 	$(PY) scripts/stored_outputs_config.py _config.yml _build/config-stored.yml
 	$(JB) build . $(JBFLAGS) --config _build/config-stored.yml
 
+## Lint (ruff), format check (ruff format) and type check (mypy) of fedfreq, tests and scripts.
+LINTED := fedfreq tests scripts book/_ext
+lint: venv
+	$(PY) -m ruff check $(LINTED)
+	$(PY) -m ruff format --check $(LINTED)
+	$(PY) -m mypy
+
+## Reformat the code in place (authors run this before committing).
+format: venv
+	$(PY) -m ruff check --fix $(LINTED)
+	$(PY) -m ruff format $(LINTED)
+
+## Unit, statistical and property tests, and the doctests of every module of fedfreq.
 test-unit: venv
-	$(PY) -m pytest tests -q -n 2
+	$(PY) -m pytest tests fedfreq --doctest-modules -q -n 2
 
 NBVAL := -m pytest -q -n 2 --dist loadfile --nbval notebooks --nbval-current-env --nbval-sanitize-with $(SANITIZE) -o testpaths=notebooks
 
@@ -77,6 +90,7 @@ test-browser: chromium
 
 test: venv mathjax
 	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory lint && \
 	$(MAKE) --no-print-directory test-unit && \
 	$(MAKE) --no-print-directory test-nbval && \
 	$(MAKE) --no-print-directory test-nbval-baseline && \

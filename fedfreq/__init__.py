@@ -13,10 +13,10 @@ from . import (
     bitpush,
     claims,
     contribution,
-    display,
     cpbm,
     datasets,
     deploy,
+    display,
     exercises,
     heavy_hitters,
     kashin,
@@ -26,14 +26,15 @@ from . import (
     sample_threshold,
     scale,
     secagg,
-    sketch,
     skellam,
+    sketch,
     trust_models,
 )
 from ._rng import as_generator
 from .accounting import *  # noqa: F401,F403
 from .baselines import *  # noqa: F401,F403
 from .bitpush import *  # noqa: F401,F403
+from .claims import ClaimFailed, check_claim
 from .contribution import *  # noqa: F401,F403
 from .cpbm import *  # noqa: F401,F403
 from .datasets import *  # noqa: F401,F403
@@ -45,10 +46,9 @@ from .protocols import *  # noqa: F401,F403
 from .quantiles import *  # noqa: F401,F403
 from .sample_threshold import *  # noqa: F401,F403
 from .secagg import *  # noqa: F401,F403
-from .sketch import *  # noqa: F401,F403
 from .skellam import *  # noqa: F401,F403
+from .sketch import *  # noqa: F401,F403
 from .trust_models import *  # noqa: F401,F403
-from .claims import ClaimFailed, check_claim
 
 __version__ = "0.1.0"
 

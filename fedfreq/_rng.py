@@ -37,6 +37,4 @@ def as_generator(rng: np.random.Generator | int | None) -> np.random.Generator:
         if int(rng) < 0:
             raise ValueError(f"rng must be a Generator, a seed in [0, inf) or None; got {rng!r}")
         return np.random.default_rng(int(rng))
-    raise ValueError(
-        f"rng must be a numpy.random.Generator, a non-negative int seed or None; got {type(rng).__name__}"
-    )
+    raise ValueError(f"rng must be a numpy.random.Generator, a non-negative int seed or None; got {type(rng).__name__}")

@@ -107,7 +107,7 @@ def check_array(
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional; got shape {arr.shape}")
     if shape is not None:
-        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
+        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape, strict=False)):
             want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
             raise ValueError(f"{name} must have shape {want}; got {arr.shape}")
     if arr.size < min_size:

@@ -137,9 +137,7 @@ def _check_log_probs(name: str, value) -> np.ndarray:
     if np.any(np.isnan(arr)):
         raise ValueError(f"{name} must not contain NaN; entries must lie in [-inf, 0]")
     if np.any(arr > 0):
-        raise ValueError(
-            f"{name} entries are log-probabilities and must lie in [-inf, 0]; got max {arr.max()!r}"
-        )
+        raise ValueError(f"{name} entries are log-probabilities and must lie in [-inf, 0]; got max {arr.max()!r}")
     total = special.logsumexp(arr)
     if not abs(total) <= _NORMALISATION_ATOL:
         raise ValueError(
@@ -973,9 +971,8 @@ def _log_excess_moment(N: int, q: float, a: float, b: float, s: np.ndarray) -> n
     for _attempt in range(4):
         lo_all, hi_all = int(lo_s[todo].min()), int(hi_s[todo].max())
         centre = N * q
-        central = (
-            min(lo_all, N - hi_all) > 1e6
-            and max(centre - lo_all, hi_all - centre) <= 0.05 * min(centre, N - centre)
+        central = min(lo_all, N - hi_all) > 1e6 and max(centre - lo_all, hi_all - centre) <= 0.05 * min(
+            centre, N - centre
         )
         logpmf = (lambda kk: _binom_logpmf_central(kk, N, q)) if central else (lambda kk: _binom_logpmf(kk, N, q))
         k_ref = float(min(max(round(centre), lo_all), hi_all))

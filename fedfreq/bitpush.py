@@ -47,8 +47,8 @@ References
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -426,7 +426,8 @@ def adaptive_bit_push(
     (:math:`m^{(1)}` clipped to [0, 1] for the weights; :math:`v_\varepsilon = 0` without
     DP; a bit with fewer than ``min_reports`` round-1 reports is treated as unknown and
     weighted as if :math:`m^{(1)}_j = 1/2` -- with ``min_reports=0`` a bit seen once or
-    twice looks constant and is never sampled again, the literal rule of the paper), so that ``alpha = 1`` is the optimum of Lemma 3 (and of its LDP analogue) at the
+    twice looks constant and is never sampled again, the literal rule of the paper), so
+    that ``alpha = 1`` is the optimum of Lemma 3 (and of its LDP analogue) at the
     round-1 estimates, and :math:`p_j\propto 2^{\alpha j}` when all bits look alike. (The
     paper's line 6 puts the exponent α on the unsquared product; see the Errata page.)
     With ``caching`` the final bit means pool both rounds,
@@ -455,10 +456,11 @@ def adaptive_bit_push(
     a = check_real("alpha", alpha, low=0.0, high=64.0)
     eps = _check_epsilon(epsilon)
     mr = check_int("min_reports", min_reports, low=0)
+    eps_squash, tau = 0.0, 0.0
     if squash is not None:
         if eps is None:
             raise ValueError("squash (a multiple of the DP noise) requires epsilon")
-        tau = check_real("squash", squash, low=0.0)
+        eps_squash, tau = eps, check_real("squash", squash, low=0.0)
     gen = as_generator(rng)
     n = x.size
     n1 = int(round(d * n))
@@ -475,7 +477,7 @@ def adaptive_bit_push(
     # (4^j (v + v_eps))^(alpha/2) = 2^(alpha j) (v + v_eps)^(alpha/2), scaled by 2^(-alpha jmax)
     w = np.exp2(a * (j - (b_ - 1))) * (mc * (1.0 - mc) + _rr_noise(eps)) ** (a / 2.0)
     if squash is not None:
-        w = w * squash_mask(m1, c1, epsilon=eps, threshold=tau)
+        w = w * squash_mask(m1, c1, epsilon=eps_squash, threshold=tau)
     if w.sum() > 0:
         p2 = w / w.sum()
         s2, c2 = _report(x2, assign_bits(n - n1, p2, rng=gen), b_, eps, gen)
@@ -490,7 +492,7 @@ def adaptive_bit_push(
         means = np.where(c2 > 0, _debias_means(s2, c2, eps), m1)
     if squash is not None:
         used = counts if caching else np.where(c2 > 0, c2, c1)
-        keep = squash_mask(means, used, epsilon=eps, threshold=tau)
+        keep = squash_mask(means, used, epsilon=eps_squash, threshold=tau)
         means = np.where(keep, means, 0.0)
     est = float(np.sum(np.exp2(j) * means))
     return BitPushResult(est, means, sums, counts, p2)
@@ -504,7 +506,10 @@ def adaptive_bit_push(
 def rr_report_variance(bit_mean, epsilon: float | None) -> float | np.ndarray:
     r"""Variance of one debiased randomized-response report of a bit with mean :math:`\mu`.
 
-    .. math:: \operatorname{Var}\Bigl[\frac{r - q}{p - q}\Bigr] = \mu(1-\mu) + \frac{e^\varepsilon}{(e^\varepsilon-1)^2},
+    .. math::
+
+        \operatorname{Var}\Bigl[\frac{r - q}{p - q}\Bigr]
+        = \mu(1-\mu) + \frac{e^\varepsilon}{(e^\varepsilon-1)^2},
 
     since the report is Bernoulli(:math:`q + (p-q)\mu`) and
     :math:`\pi(1-\pi) = pq + (p-q)^2\mu(1-\mu)`. Seed 003, Sec. 3.3 gives only the second
@@ -766,8 +771,7 @@ def signed_mean_shift(values, *, b: int, shift: int, alpha: float = 1.0, epsilon
     c = check_int("shift", shift, low=0, high=2**b_ - 1)
     if x.min() + c < 0 or x.max() + c >= 2**b_:
         raise ValueError(
-            f"values + shift must lie in [0, 2**b - 1] = [0, {2**b_ - 1}]; got range "
-            f"[{x.min() + c}, {x.max() + c}]"
+            f"values + shift must lie in [0, 2**b - 1] = [0, {2**b_ - 1}]; got range [{x.min() + c}, {x.max() + c}]"
         )
     return bit_push(x + c, b=b_, alpha=alpha, epsilon=epsilon, rng=rng).estimate - c
 
@@ -1082,7 +1086,9 @@ def synthetic_integers(n: int, *, distribution: str, b: int, rng=None, **params)
     else:
         need = {"scale"}
     if set(params) != need:
-        raise ValueError(f"distribution {distribution!r} needs exactly the parameters {sorted(need)}; got {sorted(params)}")
+        raise ValueError(
+            f"distribution {distribution!r} needs exactly the parameters {sorted(need)}; got {sorted(params)}"
+        )
     if distribution == "normal":
         mu = check_real("mean", params["mean"])
         sd = check_real("sd", params["sd"], low=0.0, low_open=True)
@@ -1166,7 +1172,9 @@ def check_bitpush_estimator(
                 )
             pred = estimator_variance(bit_means(x, b=b), p, n_, epsilon=eps)
             if est.var(ddof=1) > 4.0 * pred:
-                return CheckResult(False, f"on {label} at epsilon={eps} your estimates are unbiased but far noisier than necessary")
+                return CheckResult(
+                    False, f"on {label} at epsilon={eps} your estimates are unbiased but far noisier than necessary"
+                )
     return CheckResult(True, "unbiased on both populations and both epsilons, with the expected spread")
 
 

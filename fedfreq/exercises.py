@@ -9,8 +9,8 @@ deterministic: they draw from a fixed seed unless ``rng`` is given.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

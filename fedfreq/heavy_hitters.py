@@ -424,8 +424,9 @@ def optimal_composition_delta(epsilon: float, delta: float, levels: int, total_e
     la = e - np.logaddexp(0.0, e)
     lb = -np.logaddexp(0.0, e)
     lp = lc + j * la + (L - j) * lb
-    lq = lc + j * lb + (L - j) * la
-    z = et - (2 * j - L) * e  # = et + lq - lp, in closed form so that z = 0 is exact at et = (2j - L) eps
+    # z = et + lq - lp, with lq = lc + j lb + (L - j) la (la and lb swapped), written in
+    # closed form so that z = 0 is exact at et = (2j - L) eps
+    z = et - (2 * j - L) * e
     pos = z < 0
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(pos, lp + np.log(-np.expm1(np.where(pos, z, -1.0))), -np.inf)
@@ -480,8 +481,8 @@ def check_decomposition(func) -> str:
             parts = list(func(r, b, L))
         except Exception as exc:  # noqa: BLE001 - report any failure of the student's code
             return f"Your function raised {type(exc).__name__} for r={r}, branching={b}, levels={L}."
-        covered = []
-        per_level = {}
+        covered: list[int] = []
+        per_level: dict[int, int] = {}
         for level, node in parts:
             if not (1 <= level <= L):
                 return f"Level {level} is outside 1..{L} (r={r}, branching={b}, levels={L})."
@@ -491,5 +492,7 @@ def check_decomposition(func) -> str:
         if sorted(covered) != list(range(r)):
             return f"The nodes do not tile [0, {r}) exactly for branching={b}, levels={L} (gaps or overlaps)."
         if any(c > b - 1 for c in per_level.values()):
-            return f"Some level uses more than branching - 1 = {b - 1} nodes (r={r}, levels={L}): use coarser nodes first."
+            return (
+                f"Some level uses more than branching - 1 = {b - 1} nodes (r={r}, levels={L}): use coarser nodes first."
+            )
     return "Correct: every range was tiled exactly with at most (branching - 1) nodes per level."

@@ -25,6 +25,7 @@ NRMSE of a mean; seed 004 reports the relative :math:`\ell_1` loss (Eq. 2).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,9 +84,7 @@ def _vectors(estimate, truth, est_name: str = "estimate") -> tuple[np.ndarray, n
     try:
         np.broadcast_shapes(e.shape, t.shape)
     except ValueError:
-        raise ValueError(
-            f"{est_name} shape {e.shape} and truth shape {t.shape} do not broadcast"
-        ) from None
+        raise ValueError(f"{est_name} shape {e.shape} and truth shape {t.shape} do not broadcast") from None
     return e, t
 
 
@@ -120,8 +119,7 @@ def _repetitions(estimates, truth, *, min_reps: int, vector: bool) -> tuple[np.n
         ok = False
     if not ok:
         raise ValueError(
-            f"truth shape {t.shape} must broadcast to the shape of one repetition, "
-            f"estimates.shape[1:] = {per_rep}"
+            f"truth shape {t.shape} must broadcast to the shape of one repetition, estimates.shape[1:] = {per_rep}"
         )
     return e, t
 
@@ -218,7 +216,8 @@ def relative_l1_loss(estimate, truth) -> float | np.ndarray:
 
 @_quiet_overflow
 def mse(estimates, truth) -> float | np.ndarray:
-    r"""Mean squared :math:`\ell_2` error over repetitions, :math:`\frac1R\sum_{r=1}^R \|\hat{\mathbf{x}}^{(r)} - \mathbf{x}\|_2^2`.
+    r"""Mean squared :math:`\ell_2` error over repetitions,
+    :math:`\frac1R\sum_{r=1}^R \|\hat{\mathbf{x}}^{(r)} - \mathbf{x}\|_2^2`.
 
     An unbiased Monte Carlo estimate of :math:`\mathbb{E}\|\hat{\mathbf{x}} - \mathbf{x}\|_2^2`,
     which for an unbiased estimator is the trace of its covariance.
@@ -263,7 +262,7 @@ class ErrorEstimate:
     repetitions: int
 
 
-_NORMS = {"l1": np.sum, "linf": np.max}
+_NORMS: dict[str, Callable[..., np.ndarray]] = {"l1": np.sum, "linf": np.max}
 
 
 def _per_rep_error(e: np.ndarray, t: np.ndarray, norm: str) -> np.ndarray:
@@ -431,4 +430,3 @@ def nrmse_of_runs(run, truth, *, reps: int) -> float:
     if not callable(run):
         raise ValueError(f"run must be callable; got {type(run).__name__}")
     return float(nrmse(np.array([run() for _ in range(reps)], dtype=float), truth))
-

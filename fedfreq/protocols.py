@@ -33,9 +33,8 @@ Floating-point sampling is a simulation, not a safe DP implementation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -166,11 +165,19 @@ def tffe(
     m = check_int("m", m, low=1)
     Y = _representation(X, U, y, eta=eta, nu=nu, iterations=iterations)
     norms = np.linalg.norm(Y, axis=1)
-    gam = optimal_quantile(D=D, m=m, n=n, theta=theta) if gamma is None else check_real(
-        "gamma", gamma, low=0.0, high=1.0)
+    gam = (
+        optimal_quantile(D=D, m=m, n=n, theta=theta) if gamma is None else check_real("gamma", gamma, low=0.0, high=1.0)
+    )
     res = _q.federated_quantile(
-        norms, gam, encoding="dht", B=B, b=b,
-        mechanism=_q.cpbm_sum_mechanism(m=m_q, theta=theta_q), rng=g, out_of_range="last_bin", rule=rule,
+        norms,
+        gam,
+        encoding="dht",
+        B=B,
+        b=b,
+        mechanism=_q.cpbm_sum_mechanism(m=m_q, theta=theta_q),
+        rng=g,
+        out_of_range="last_bin",
+        rule=rule,
     )
     C_hat = float(res.threshold)
     x_hat = _cpbm_round(Y, U, theta=theta, C=C_hat, m=m, g=g)
@@ -280,8 +287,11 @@ def mffe(
     C = check_real("C0", C0, low=0.0, low_open=True)
     lr = check_real("lr", lr, low=0.0, low_open=True)
     check_choice("target", target, ("n", "N"))
-    gam = (optimal_quantile(D=D, m=m, n=n if target == "n" else N, theta=theta) if gamma is None
-           else check_real("gamma", gamma, low=0.0, high=1.0))
+    gam = (
+        optimal_quantile(D=D, m=m, n=n if target == "n" else N, theta=theta)
+        if gamma is None
+        else check_real("gamma", gamma, low=0.0, high=1.0)
+    )
     indicator_mech = _q.cpbm_sum_mechanism(m=m_q, theta=theta_q)
     Y = kashin_representation(X, U, eta=eta, nu=nu, iterations=iterations)
     norms = np.linalg.norm(Y, axis=1)
@@ -295,13 +305,29 @@ def mffe(
         gh.append(gamma_hat)
         C = C * float(np.exp(-lr * (gamma_hat - gam)))
         Cs.append(C)
-    est = np.array(est)
-    return MFFEResult(x_hat=est.mean(axis=0), C=np.array(Cs), gamma_hat=np.array(gh),
-                      round_estimates=est, gamma=float(gam))
+    per_round = np.array(est)
+    return MFFEResult(
+        x_hat=per_round.mean(axis=0),
+        C=np.array(Cs),
+        gamma_hat=np.array(gh),
+        round_estimates=per_round,
+        gamma=float(gam),
+    )
 
 
-def multiround_fixed_estimate(x, U, *, rounds: int, C: float, theta: float, m: int, eta: float = 0.7,
-                              nu: float = 0.3, iterations: int = 20, rng=None) -> np.ndarray:
+def multiround_fixed_estimate(
+    x,
+    U,
+    *,
+    rounds: int,
+    C: float,
+    theta: float,
+    m: int,
+    eta: float = 0.7,
+    nu: float = 0.3,
+    iterations: int = 20,
+    rng=None,
+) -> np.ndarray:
     r"""Multi-round estimate with one fixed threshold: :math:`\frac1R\sum_r \hat x^{(r)}` (seed 000, App. D).
 
     The rounds of :func:`mffe` without the online update: round :math:`r` runs cPBM
@@ -328,7 +354,7 @@ def multiround_fixed_estimate(x, U, *, rounds: int, C: float, theta: float, m: i
     m = check_int("m", m, low=1)
     N = n // R
     Y = kashin_representation(X, U, eta=eta, nu=nu, iterations=iterations)
-    est = [_cpbm_round(Y[r * N:(r + 1) * N], U, theta=theta, C=C, m=m, g=g) for r in range(R)]
+    est = [_cpbm_round(Y[r * N : (r + 1) * N], U, theta=theta, C=C, m=m, g=g) for r in range(R)]
     return np.mean(est, axis=0)
 
 
@@ -348,8 +374,16 @@ def check_multiround_level(func, *, rng=20260405) -> str:
     """
     gen = as_generator(rng)
     cases = [(100, 15, 1000, 100, 0.2), (200, 30, 500, 4, 0.2), (50, 8, 2000, 10, 0.25)]
-    cases += [(int(gen.integers(10, 400)), int(gen.integers(4, 64)), int(gen.integers(500, 5000)),
-               int(gen.integers(2, 200)), float(gen.uniform(0.15, 0.25))) for _ in range(6)]
+    cases += [
+        (
+            int(gen.integers(10, 400)),
+            int(gen.integers(4, 64)),
+            int(gen.integers(500, 5000)),
+            int(gen.integers(2, 200)),
+            float(gen.uniform(0.15, 0.25)),
+        )
+        for _ in range(6)
+    ]
     for i, (D, m, N, R, theta) in enumerate(cases, 1):
         try:
             got = float(func(D, m, N, R, theta))
@@ -359,9 +393,11 @@ def check_multiround_level(func, *, rng=20260405) -> str:
             return f"Case {i}: a quantile level must lie in [0, 1]; got {got!r}."
         want = optimal_quantile(D=D, m=m, n=N * R, theta=theta)
         if abs(got - want) > 1e-9:
-            hint = ("your level ignores the number of rounds: the averaged estimator's noise comes from all users"
-                    if abs(got - optimal_quantile(D=D, m=m, n=N, theta=theta)) < 1e-9 else
-                    "differentiate the Eq. 4 bound of the averaged estimator with respect to C")
+            hint = (
+                "your level ignores the number of rounds: the averaged estimator's noise comes from all users"
+                if abs(got - optimal_quantile(D=D, m=m, n=N, theta=theta)) < 1e-9
+                else "differentiate the Eq. 4 bound of the averaged estimator with respect to C"
+            )
             return f"Not yet (case {i} of {len(cases)}, R = {R}): {hint}."
     return f"Passed: your level is optimal in all {len(cases)} designs."
 
@@ -385,8 +421,19 @@ def mffe_rdp(order, *, N: int, D: int, theta: float, m: int, theta_q: float, m_q
     return cpbm_rdp(order, n=N, theta=theta, m=m, dim=D) + cpbm_rdp(order, n=N, theta=theta_q, m=m_q, dim=1)
 
 
-def tffe_epsilon(delta: float, *, n: int, D: int, b: int, theta: float, m: int, theta_q: float, m_q: int,
-                 rule: str = "changed", orders=None) -> float:
+def tffe_epsilon(
+    delta: float,
+    *,
+    n: int,
+    D: int,
+    b: int,
+    theta: float,
+    m: int,
+    theta_q: float,
+    m_q: int,
+    rule: str = "changed",
+    orders=None,
+) -> float:
     r"""The :math:`\varepsilon` of TFFE at :math:`\delta` (Prop. 4 composed, converted by Lemma 3).
 
     Examples
@@ -430,8 +477,9 @@ def sample_items(x, k: int, *, rng=None) -> np.ndarray:
     return out
 
 
-def normalize_estimate(x, U, *, theta: float, m: int, eta: float = 0.7, nu: float = 0.3, iterations: int = 20,
-                       rng=None) -> np.ndarray:
+def normalize_estimate(
+    x, U, *, theta: float, m: int, eta: float = 0.7, nu: float = 0.3, iterations: int = 20, rng=None
+) -> np.ndarray:
     r"""Baseline "Normalize" (Sec. 5.2): :math:`x_i \leftarrow x_i/\|x_i\|_2`, then cPBM without clipping.
 
     After normalisation :math:`\|y_i\|_2 \le \sqrt D\|y_i\|_\infty \le K`, so
@@ -446,8 +494,9 @@ def normalize_estimate(x, U, *, theta: float, m: int, eta: float = 0.7, nu: floa
     return _cpbm_round(Y, U, theta=theta, C=C, m=check_int("m", m, low=1), g=as_generator(rng))
 
 
-def sample_estimate(x, U, *, k: int, theta: float, m: int, eta: float = 0.7, nu: float = 0.3,
-                    iterations: int = 20, rng=None) -> np.ndarray:
+def sample_estimate(
+    x, U, *, k: int, theta: float, m: int, eta: float = 0.7, nu: float = 0.3, iterations: int = 20, rng=None
+) -> np.ndarray:
     r"""Baseline "Sample(k)" (Sec. 5.2, App. E): keep at most k items per user, cPBM with :math:`C = Kk`.
 
     :math:`\|y\|_2 \le K\|x\|_2 \le K\|x\|_1 \le Kk` (footnote 7 of the paper), so

@@ -49,8 +49,8 @@ has index :math:`2^{b-l}-1+j`. Hierarchical-histogram counts are stored level
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -427,7 +427,9 @@ def histogram_prefix_counts(sums, *, encoding: str, b: int, n: int) -> np.ndarra
     dim = histogram_dimension(encoding, b)
     s = check_array("sums", sums)
     if s.ndim < 1 or s.shape[-1] != dim:
-        raise ValueError(f"sums must have a last axis of length {dim} for encoding={encoding!r}, b={b}; got shape {s.shape}")
+        raise ValueError(
+            f"sums must have a last axis of length {dim} for encoding={encoding!r}, b={b}; got shape {s.shape}"
+        )
     nb = 2**b
     if encoding == "flat":
         return np.cumsum(s, axis=-1)

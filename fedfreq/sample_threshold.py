@@ -554,7 +554,7 @@ def _log_remove_at(p: float, eps: float, tau: int, k: int) -> float:
     lneg = float(special.logsumexp(np.where(w < 0, base + lw, -np.inf)))
     if not lpos > lneg:
         return -math.inf
-    return lpos + float(_log1mexp(np.float64(lneg - lpos))) if lneg > -np.inf else lpos
+    return lpos + float(_log1mexp(np.array(lneg - lpos))) if lneg > -np.inf else lpos
 
 
 def _peak_count(tau: int, rate: float) -> int:
@@ -1088,7 +1088,9 @@ def paper_synthetic_counts(kind: str, *, n: int, n_buckets: int, rng=None) -> np
     return gen.multinomial(nn, pmf).astype(np.int64)
 
 
-def compare_mechanisms(counts, *, epsilon: float, alpha: float = 1 / 6, tau: int = 20, delta: float = 1e-8, rng=None) -> dict:
+def compare_mechanisms(
+    counts, *, epsilon: float, alpha: float = 1 / 6, tau: int = 20, delta: float = 1e-8, rng=None
+) -> dict:
     r"""One run of seed 002's comparison (Section 5): four estimates of the frequency vector.
 
     Clients are Poisson-sampled at :math:`p_s = \alpha(1-e^{-\varepsilon})`; on the
@@ -1123,9 +1125,18 @@ def compare_mechanisms(counts, *, epsilon: float, alpha: float = 1 / 6, tau: int
     lap = laplace_histogram(x, epsilon=e, rng=gen)
     senders = int(x.sum())
     # calibrate on a round lower bound of the number of senders (valid by post-processing; cached)
-    shuf = bernoulli_shuffle_histogram(x, m=senders, epsilon=e, delta=delta, calibration_m=max(1, senders // 1000 * 1000) if senders >= 1000 else senders, rng=gen)
+    shuf = bernoulli_shuffle_histogram(
+        x,
+        m=senders,
+        epsilon=e,
+        delta=delta,
+        calibration_m=max(1, senders // 1000 * 1000) if senders >= 1000 else senders,
+        rng=gen,
+    )
     items = np.repeat(np.arange(h.size), x)
-    hr = hadamard_response_estimate(hadamard_response(items, n_buckets=h.size, epsilon=e, rng=gen), n_buckets=h.size, epsilon=e)
+    hr = hadamard_response_estimate(
+        hadamard_response(items, n_buckets=h.size, epsilon=e, rng=gen), n_buckets=h.size, epsilon=e
+    )
     return {
         "truth": h / n,
         "sample_threshold": st_out / m,

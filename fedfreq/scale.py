@@ -9,7 +9,8 @@ and wrap long loops in :func:`progress`, which shows a progress bar only at full
 from __future__ import annotations
 
 import os
-from typing import Iterable, TypeVar
+from collections.abc import Iterable
+from typing import TypeVar
 
 T = TypeVar("T")
 SCALES = ("default", "full")

@@ -39,6 +39,7 @@ logarithmic degree instead of the complete graph).
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 
 from ._rng import as_generator
@@ -425,7 +426,7 @@ def _exact_column_sum(z: np.ndarray, max_entry: int) -> np.ndarray:
         return z.sum(axis=0)
     lo = (z & 0xFFFFFFFF).sum(axis=0)  # each part < 2**32, n < 2**31 keeps both sums in int64
     hi = (z >> 32).sum(axis=0)
-    return np.array([(int(h) << 32) + int(l) for h, l in zip(hi, lo)], dtype=object)
+    return np.array([(int(high) << 32) + int(low) for high, low in zip(hi, lo, strict=True)], dtype=object)
 
 
 def _prepare(values, modulus, max_entry, allow_wrap) -> tuple[np.ndarray, int, int]:

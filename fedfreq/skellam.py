@@ -200,7 +200,7 @@ def _chernoff_log_tail(t, mu_total: float):
 # ---------------------------------------------------------------------------
 
 
-def smm_combined_norm(x) -> np.ndarray:
+def smm_combined_norm(x) -> float | np.ndarray:
     r"""The combined norm :math:`\sum_j x_j^2 + p_j(1 - p_j)`, :math:`p_j = |x_j| - \lfloor |x_j| \rfloor`.
 
     It is the expected squared norm of the randomly rounded vector (:func:`smm_round`),
@@ -457,7 +457,8 @@ def smm_rdp(order, *, c: float, mu_total: float, l_inf: float | None = None):
 def smm_epsilon(delta: float, *, c: float, mu_total: float, l_inf: float | None = None, orders=None):
     r"""(ε, δ)-DP of SMM from :func:`smm_rdp` via :func:`fedfreq.accounting.rdp_to_dp`.
 
-    The conversion is :math:`\varepsilon = \max\{0, \min_\alpha \varepsilon(\alpha) + \log(1-1/\alpha) - (\log\delta + \log\alpha)/(\alpha-1)\}`.
+    The conversion is :math:`\varepsilon = \max\{0, \min_\alpha \varepsilon(\alpha) + \log(1-1/\alpha)
+    - (\log\delta + \log\alpha)/(\alpha-1)\}`.
     This is algebraically identical to the authors' conversion in
     ``smm_dse_analysis.py``; results differ from theirs only through the grid
     of orders (default :data:`SMM_ORDERS`, their integers 2..99) and the floor at 0.
@@ -675,8 +676,9 @@ def smm_exact_rdp(order, *, x, mu_total: float) -> np.ndarray:
     for i, xv in enumerate(xs):
         f = math.floor(xv)
         p = xv - f
-        lp = np.logaddexp(math.log1p(-p) + table[k - f + off],
-                          (math.log(p) if p > 0 else -np.inf) + table[k - f - 1 + off])
+        lp = np.logaddexp(
+            math.log1p(-p) + table[k - f + off], (math.log(p) if p > 0 else -np.inf) + table[k - f - 1 + off]
+        )
         lp = lp - special.logsumexp(lp)
         out[i] = np.maximum(renyi_divergence(lp, lq, alpha), renyi_divergence(lq, lp, alpha))
     return out

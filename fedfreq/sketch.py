@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 from scipy import optimize
@@ -1112,15 +1112,15 @@ def compare_peer_sketches(
     stream = x.tolist()
     half = n // 2
     distinct = np.flatnonzero(counts)
-    hist = list(zip(distinct.tolist(), counts[distinct].tolist()))
+    hist = list(zip(distinct.tolist(), counts[distinct].tolist(), strict=False))
     domain = range(d)
 
     def _estimates(sk_obj) -> np.ndarray:
         return np.fromiter((sk_obj.get_estimate(j) for j in domain), dtype=float, count=d) / n
 
-    metrics = {name: [] for name in PEER_SKETCHES}
+    metrics: dict[str, list[tuple[float, float, float]]] = {name: [] for name in PEER_SKETCHES}
     merges: dict[str, bool] = {}
-    rates = {name: [] for name in PEER_SKETCHES}
+    rates: dict[str, list[float]] = {name: [] for name in PEER_SKETCHES}
     hist_rate = []
     for rep in range(repeats):
         check_merge = rep == 0  # the merge checks and the (deterministic) frequent-items sketch run once

@@ -99,6 +99,14 @@ def _check_delta(delta, *, required: bool, model: str | None = None) -> float | 
     return check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
+def _required_delta(delta, *, model: str | None = None) -> float:
+    """:func:`_check_delta` for a delta that must be given (never returns None)."""
+    d = _check_delta(delta, required=True, model=model)
+    if d is None:  # pragma: no cover - _check_delta raises first
+        raise ValueError("delta must be given: a real number in (0, 1)")
+    return d
+
+
 def rr_keep_probability(epsilon) -> float:
     """Probability that binary randomized response at level ``epsilon`` keeps the bit.
 
@@ -144,7 +152,7 @@ def shuffle_max_local_epsilon(*, n, delta) -> float:
     3.763
     """
     n = check_int("n", n, low=1)
-    d = _check_delta(delta, required=True)
+    d = _required_delta(delta)
     top = math.log(n / (16.0 * math.log(2.0 / d)))
     if top <= 0.0:
         raise ValueError(
@@ -190,7 +198,7 @@ def shuffle_epsilon(epsilon0, *, n, delta) -> float:
     """
     eps0 = _check_epsilon(epsilon0, "epsilon0")
     n = check_int("n", n, low=1)
-    d = _check_delta(delta, required=True)
+    d = _required_delta(delta)
     top = shuffle_max_local_epsilon(n=n, delta=d)
     if eps0 > top:
         raise ValueError(
@@ -238,7 +246,7 @@ def shuffle_local_epsilon(epsilon, *, n, delta) -> float:
     """
     eps = _check_epsilon(epsilon)
     n = check_int("n", n, low=1)
-    d = _check_delta(delta, required=True)
+    d = _required_delta(delta)
     shuffle_max_local_epsilon(n=n, delta=d)  # raises when the range is empty
     return _shuffle_inverse(eps, n, d)
 
@@ -269,7 +277,7 @@ def shuffle_calibrated_epsilon0(epsilon, *, n, delta) -> float:
     """
     eps = _check_epsilon(epsilon)
     n = check_int("n", n, low=1)
-    d = _check_delta(delta, required=True)
+    d = _required_delta(delta)
     if n <= 16.0 * math.log(2.0 / d):
         return eps
     return max(_shuffle_inverse(eps, n, d), eps)
@@ -344,13 +352,7 @@ def _log_binom_pmf(k: np.ndarray, N: int, p: float) -> np.ndarray:
     if np.any(mid):
         x = k[mid].astype(float)
         y = N - x
-        lc = (
-            _stirlerr(np.array([float(N)]))[0]
-            - _stirlerr(x)
-            - _stirlerr(y)
-            - _bd0(x, N * p)
-            - _bd0(y, N * (1.0 - p))
-        )
+        lc = _stirlerr(np.array([float(N)]))[0] - _stirlerr(x) - _stirlerr(y) - _bd0(x, N * p) - _bd0(y, N * (1.0 - p))
         out[mid] = lc - 0.5 * (_LOG_2PI + np.log(x) + np.log(y) - math.log(N))
     return out
 
@@ -542,7 +544,7 @@ def binomial_noise_trials(*, epsilon, delta) -> int:
     True
     """
     eps = _check_epsilon(epsilon)
-    d = _check_delta(delta, required=True)
+    d = _required_delta(delta)
     return _binomial_trials(eps, d)
 
 
@@ -619,7 +621,7 @@ def binomial_noise_probability(N, *, epsilon, delta) -> float:
     """
     N = check_int("N", N, low=1)
     eps = _check_epsilon(epsilon)
-    d = _check_delta(delta, required=True)
+    d = _required_delta(delta)
     return _binomial_probability(N, eps, d)
 
 
@@ -674,7 +676,7 @@ def binomial_client_noise(*, n, epsilon, delta) -> tuple[int, float]:
     """
     n = check_int("n", n, low=1)
     eps = _check_epsilon(epsilon)
-    d = _check_delta(delta, required=True)
+    d = _required_delta(delta)
     t, p, _ = _client_noise(n, eps, d)
     return t, p
 

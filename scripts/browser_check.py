@@ -60,13 +60,9 @@ EXCLUDED_DIR_PREFIXES = ("_", ".")
 
 TEX_MARKERS = ("\\(", "\\[", "$$", "\\begin{")
 
-_STRIP_BLOCKS_RE = re.compile(
-    r"<(script|style|pre|code|textarea|template)\b[^>]*>.*?</\1\s*>", re.S | re.I
-)
+_STRIP_BLOCKS_RE = re.compile(r"<(script|style|pre|code|textarea|template)\b[^>]*>.*?</\1\s*>", re.S | re.I)
 _COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
-_MATH_CLASS_RE = re.compile(
-    r"""class\s*=\s*["'][^"']*(?<![\w-])math(?![\w-])[^"']*["']""", re.I
-)
+_MATH_CLASS_RE = re.compile(r"""class\s*=\s*["'][^"']*(?<![\w-])math(?![\w-])[^"']*["']""", re.I)
 _REFRESH_RE = re.compile(
     r"""<meta[^>]+http-equiv\s*=\s*["']?refresh["']?[^>]*content\s*=\s*["']\s*\d+\s*;\s*url\s*=\s*([^"'>]+)""",
     re.I,
@@ -102,11 +98,13 @@ class SiteServer:
         handler = functools.partial(_QuietHandler, directory=str(root))
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
-        self.host, self.port = self.httpd.server_address[:2]
+        host, port = self.httpd.server_address[:2]
+        self.host: str = host if isinstance(host, str) else host.decode()
+        self.port: int = int(port)
         self.origin = f"http://{self.host}:{self.port}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "SiteServer":
+    def __enter__(self) -> SiteServer:
         self.thread.start()
         return self
 
@@ -309,8 +307,7 @@ JS_HAS_ANCHOR = """
 # ------------------------------------------------------------------------- checking
 
 
-def _inspect_page(page, result, fail, is_local, links, raw, url, rel, args,
-                  shots_dir):
+def _inspect_page(page, result, fail, is_local, links, raw, url, rel, args, shots_dir):
     """Checks (b)-(e) on a loaded page; failures are reported through ``fail``."""
     # (b) math
     result["has_math"] = source_has_math(raw)
@@ -375,8 +372,12 @@ def _inspect_page(page, result, fail, is_local, links, raw, url, rel, args,
             height = page.evaluate("document.documentElement.scrollHeight")
             width = page.viewport_size["width"] if page.viewport_size else 1280
             if height > MAX_SHOT_HEIGHT:
-                page.screenshot(path=str(shot), full_page=True, timeout=args.timeout * 1000,
-                                clip={"x": 0, "y": 0, "width": width, "height": MAX_SHOT_HEIGHT})
+                page.screenshot(
+                    path=str(shot),
+                    full_page=True,
+                    timeout=args.timeout * 1000,
+                    clip={"x": 0, "y": 0, "width": width, "height": MAX_SHOT_HEIGHT},
+                )
             else:
                 page.screenshot(path=str(shot), full_page=True, timeout=args.timeout * 1000)
             result["screenshot"] = str(shot)
@@ -419,7 +420,7 @@ def check_page(context, server, links, site, rel, args, shots_dir):
         # A bare meta-refresh stub (e.g. Jupyter Book's index.html): check that it is
         # served and that its target exists; the target is checked as a page itself.
         target = urljoin(url, html.unescape(redirect.group(1).strip()))
-        result["redirect"] = target[len(server.origin):] if is_local(target) else target
+        result["redirect"] = target[len(server.origin) :] if is_local(target) else target
         status = links.check(urlsplit(url).path)
         if status != 200:
             fail("http", f"page returned HTTP {status}")
@@ -453,11 +454,11 @@ def check_page(context, server, links, site, rel, args, shots_dir):
 
     def on_response(resp):
         if collecting[0] and is_local(resp.url) and resp.status >= 400:
-            fail("request", f"{resp.status} {resp.url[len(server.origin):]}")
+            fail("request", f"{resp.status} {resp.url[len(server.origin) :]}")
 
     def on_request_failed(req):
         if collecting[0] and is_local(req.url):
-            fail("request", f"{req.failure} {req.url[len(server.origin):]}")
+            fail("request", f"{req.failure} {req.url[len(server.origin) :]}")
 
     def on_request(req):
         # Safety net for anything the router does not see (e.g. WebSockets).
@@ -495,8 +496,7 @@ def check_page(context, server, links, site, rel, args, shots_dir):
             fail("http", f"page returned HTTP {response.status}")
 
         if response is not None:
-            _inspect_page(page, result, fail, is_local, links, raw, url, rel,
-                          args, shots_dir)
+            _inspect_page(page, result, fail, is_local, links, raw, url, rel, args, shots_dir)
     except Exception as exc:  # noqa: BLE001 - a checker bug must not hide other pages
         fail("internal", f"checker error: {exc}".splitlines()[0][:300])
     finally:
@@ -529,8 +529,7 @@ def summarize_failures(failures: list[dict], per_kind: int = 3) -> str:
 
 
 def find_chromium(explicit: str | None) -> str | None:
-    for cand in (explicit, shutil.which("chromium"), "/usr/bin/chromium",
-                 shutil.which("chromium-browser")):
+    for cand in (explicit, shutil.which("chromium"), "/usr/bin/chromium", shutil.which("chromium-browser")):
         if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
             return cand
     return None
@@ -539,21 +538,22 @@ def find_chromium(explicit: str | None) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("site", type=Path, help="built HTML directory, e.g. _build/html")
-    ap.add_argument("--screenshots", type=Path, default=None,
-                    help="directory for full-page PNG screenshots")
-    ap.add_argument("--report", type=Path, default=None,
-                    help="JSON report path (default: <site>/../browser_report.json)")
+    ap.add_argument("--screenshots", type=Path, default=None, help="directory for full-page PNG screenshots")
+    ap.add_argument(
+        "--report", type=Path, default=None, help="JSON report path (default: <site>/../browser_report.json)"
+    )
     ap.add_argument("--chromium", default=None, help="Chromium executable")
-    ap.add_argument("--include", action="append", default=[],
-                    help="only check pages matching this glob (repeatable)")
-    ap.add_argument("--exclude", action="append", default=[],
-                    help="skip pages matching this glob (repeatable)")
-    ap.add_argument("--allow-pageerror", action="append", default=[], metavar="REGEX",
-                    help="do not fail on uncaught JS errors matching REGEX (repeatable; "
-                         "they are still listed in the report)")
+    ap.add_argument("--include", action="append", default=[], help="only check pages matching this glob (repeatable)")
+    ap.add_argument("--exclude", action="append", default=[], help="skip pages matching this glob (repeatable)")
+    ap.add_argument(
+        "--allow-pageerror",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="do not fail on uncaught JS errors matching REGEX (repeatable; they are still listed in the report)",
+    )
     ap.add_argument("--timeout", type=float, default=30, help="per-page load timeout, s")
-    ap.add_argument("--mathjax-timeout", type=float, default=20,
-                    help="how long to wait for MathJax to finish, s")
+    ap.add_argument("--mathjax-timeout", type=float, default=20, help="how long to wait for MathJax to finish, s")
     ap.add_argument("--width", type=int, default=1280)
     ap.add_argument("--height", type=int, default=900)
     args = ap.parse_args(argv)
@@ -599,8 +599,11 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"OK   {rel}  (redirect -> {res['redirect']})", flush=True)
                 elif res["ok"]:
                     extra = f"math={res['mjx_containers']}" if res["has_math"] else "no math"
-                    print(f"OK   {rel}  ({extra}, {res['images']} img, "
-                          f"{res['links_checked']} links, {res['seconds']:.1f}s)", flush=True)
+                    print(
+                        f"OK   {rel}  ({extra}, {res['images']} img, "
+                        f"{res['links_checked']} links, {res['seconds']:.1f}s)",
+                        flush=True,
+                    )
                 else:
                     reasons = summarize_failures(res["failures"])
                     print(f"FAIL {rel}  {reasons}", flush=True)

@@ -38,66 +38,89 @@ def png_bytes(width: int = 4, height: int = 4) -> bytes:
         return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
 
     raw = b"".join(b"\x00" + b"\x20\x60\xa0" * width for _ in range(height))
-    return (b"\x89PNG\r\n\x1a\n"
-            + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw))
-            + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
 
 
 def page(title: str, body: str, head: str = "") -> str:
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f"<title>{title}</title>{head}</head>\n<body>\n<h1 id=\"top\">{title}</h1>\n"
-            f"{body}\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<title>{title}</title>{head}</head>\n<body>\n<h1 id="top">{title}</h1>\n'
+        f"{body}\n</body></html>\n"
+    )
 
 
 # page -> (html, expected failure kinds; empty set means the page must pass)
 def fixture_pages() -> dict[str, tuple[str, set[str]]]:
     return {
-        "index.html": (page(
-            "Good page",
-            '<p>Inline <span class="math">\\(a^2 + b^2 = c^2\\)</span> and display:</p>\n'
-            '<div class="math">\\[\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}\\]</div>\n'
-            "<p>Plain delimiters too: $$\\int_0^1 x\\,dx = \\tfrac12$$</p>\n"
-            "<p>Autoloaded extension: \\(\\cancel{x}\\)</p>\n"
-            '<pre><code>s = r"$$x$$ \\begin{align} \\(y\\)"</code></pre>\n'
-            '<div class="cell_input"><div class="highlight"><pre>t = "\\[z\\]"</pre></div></div>\n'
-            "<p>Inline code <code>\\(raw\\)</code> is fine.</p>\n"
-            '<p><img src="_images/dot.png" alt="dot" width="40"></p>\n'
-            '<p><a href="#top">top</a> <a href="other.html#section-2">other</a> '
-            '<a href="sub/">folder index</a> <a href="https://example.org/">external</a></p>',
-            head=MATHJAX_TAG), set()),
-        "other.html": (page(
-            "Other good page",
-            '<h2 id="section-2">Section 2</h2><p>No math here.</p>'
-            '<p><a href="index.html">home</a></p>'), set()),
-        "sub/index.html": (page(
-            "Nested page", '<p>Nested <span class="math">\\(x_1\\)</span>.</p>'
-            '<p><a href="../index.html#top">up</a></p>',
-            head=MATHJAX_TAG.replace('"_mathjax/', '"../_mathjax/')), set()),
-        "broken_image.html": (page(
-            "Broken image", '<p><img src="_images/missing.png" alt="missing"></p>'),
-            {"image", "request"}),
-        "broken_link.html": (page(
-            "Broken link", '<p><a href="chapter-that-does-not-exist.html">gone</a></p>'),
-            {"link"}),
-        "bad_anchor.html": (page(
-            "Bad anchors", '<p><a href="#no-such-id">here</a> '
-            '<a href="other.html#no-such-section">there</a></p>'),
-            {"anchor"}),
-        "raw_tex.html": (page(
-            "MathJax missing", "<p>Display math that nobody typesets: $$x$$</p>"),
-            {"mathjax", "raw-tex"}),
-        "cdn_mathjax.html": (page(
-            "MathJax from a CDN", '<p><span class="math">\\(y\\)</span></p>',
-            head='<script defer src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js">'
-                 "</script>"),
-            {"external", "mathjax", "raw-tex"}),
-        "tex_error.html": (page(
-            "TeX error", '<p><span class="math">\\(\\frac{1}\\)</span></p>', head=MATHJAX_TAG),
-            {"math-error"}),
-        "js_error.html": (page(
-            "Script error", "<p>text</p><script>throw new Error('selftest boom')</script>"),
-            {"pageerror"}),
+        "index.html": (
+            page(
+                "Good page",
+                '<p>Inline <span class="math">\\(a^2 + b^2 = c^2\\)</span> and display:</p>\n'
+                '<div class="math">\\[\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}\\]</div>\n'
+                "<p>Plain delimiters too: $$\\int_0^1 x\\,dx = \\tfrac12$$</p>\n"
+                "<p>Autoloaded extension: \\(\\cancel{x}\\)</p>\n"
+                '<pre><code>s = r"$$x$$ \\begin{align} \\(y\\)"</code></pre>\n'
+                '<div class="cell_input"><div class="highlight"><pre>t = "\\[z\\]"</pre></div></div>\n'
+                "<p>Inline code <code>\\(raw\\)</code> is fine.</p>\n"
+                '<p><img src="_images/dot.png" alt="dot" width="40"></p>\n'
+                '<p><a href="#top">top</a> <a href="other.html#section-2">other</a> '
+                '<a href="sub/">folder index</a> <a href="https://example.org/">external</a></p>',
+                head=MATHJAX_TAG,
+            ),
+            set(),
+        ),
+        "other.html": (
+            page(
+                "Other good page",
+                '<h2 id="section-2">Section 2</h2><p>No math here.</p><p><a href="index.html">home</a></p>',
+            ),
+            set(),
+        ),
+        "sub/index.html": (
+            page(
+                "Nested page",
+                '<p>Nested <span class="math">\\(x_1\\)</span>.</p><p><a href="../index.html#top">up</a></p>',
+                head=MATHJAX_TAG.replace('"_mathjax/', '"../_mathjax/'),
+            ),
+            set(),
+        ),
+        "broken_image.html": (
+            page("Broken image", '<p><img src="_images/missing.png" alt="missing"></p>'),
+            {"image", "request"},
+        ),
+        "broken_link.html": (
+            page("Broken link", '<p><a href="chapter-that-does-not-exist.html">gone</a></p>'),
+            {"link"},
+        ),
+        "bad_anchor.html": (
+            page("Bad anchors", '<p><a href="#no-such-id">here</a> <a href="other.html#no-such-section">there</a></p>'),
+            {"anchor"},
+        ),
+        "raw_tex.html": (
+            page("MathJax missing", "<p>Display math that nobody typesets: $$x$$</p>"),
+            {"mathjax", "raw-tex"},
+        ),
+        "cdn_mathjax.html": (
+            page(
+                "MathJax from a CDN",
+                '<p><span class="math">\\(y\\)</span></p>',
+                head='<script defer src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js"></script>',
+            ),
+            {"external", "mathjax", "raw-tex"},
+        ),
+        "tex_error.html": (
+            page("TeX error", '<p><span class="math">\\(\\frac{1}\\)</span></p>', head=MATHJAX_TAG),
+            {"math-error"},
+        ),
+        "js_error.html": (
+            page("Script error", "<p>text</p><script>throw new Error('selftest boom')</script>"),
+            {"pageerror"},
+        ),
         # Never visited: Sphinx internals and asset folders.
         "genindex.html": (page("Index", '<img src="nope.png">'), set()),
         "search.html": (page("Search", '<a href="nope.html">x</a>'), set()),
@@ -127,8 +150,7 @@ def build_site(site: Path, mathjax: Path) -> None:
 
 
 def run_checker(site: Path, report: Path, shots: Path, *extra: str) -> tuple[int, dict]:
-    cmd = [sys.executable, str(CHECKER), str(site), "--screenshots", str(shots),
-           "--report", str(report), *extra]
+    cmd = [sys.executable, str(CHECKER), str(site), "--screenshots", str(shots), "--report", str(report), *extra]
     print("selftest: $ " + " ".join(cmd[1:]), flush=True)
     proc = subprocess.run(cmd, text=True, capture_output=True, timeout=300)
     print("    " + proc.stdout.rstrip().replace("\n", "\n    "), flush=True)
@@ -166,8 +188,9 @@ def main() -> int:
             want = pages[rel][1]
             got = {f["kind"] for f in by_page[rel]["failures"]}
             if got != want:
-                problems.append(f"{rel}: failure kinds {sorted(got)}, expected {sorted(want)}: "
-                                f"{by_page[rel]['failures']}")
+                problems.append(
+                    f"{rel}: failure kinds {sorted(got)}, expected {sorted(want)}: {by_page[rel]['failures']}"
+                )
         good = by_page.get("index.html", {})
         if good.get("mjx_containers", 0) < 4:
             problems.append(f"index.html: expected >= 4 mjx-container, got {good.get('mjx_containers')}")
@@ -181,9 +204,20 @@ def main() -> int:
 
         # 2. Only good pages (plus an explicitly allowed script error): exit status 0.
         code, report = run_checker(
-            site, tmp / "report-good.json", tmp / "shots-good",
-            "--include", "index.html", "--include", "other.html", "--include", "sub/*",
-            "--include", "js_error.html", "--allow-pageerror", "selftest boom")
+            site,
+            tmp / "report-good.json",
+            tmp / "shots-good",
+            "--include",
+            "index.html",
+            "--include",
+            "other.html",
+            "--include",
+            "sub/*",
+            "--include",
+            "js_error.html",
+            "--allow-pageerror",
+            "selftest boom",
+        )
         if code != 0:
             problems.append(f"checker exit status {code} on good pages only, expected 0")
         if report.get("pages_checked") != 4:
@@ -199,8 +233,10 @@ def main() -> int:
         for p in problems:
             print(f"  - {p}")
         return 1
-    print("selftest: OK (good pages pass; broken image, broken link, bad anchor, raw TeX, "
-          "CDN request, TeX error and script error are all flagged)")
+    print(
+        "selftest: OK (good pages pass; broken image, broken link, bad anchor, raw TeX, "
+        "CDN request, TeX error and script error are all flagged)"
+    )
     return 0
 
 

@@ -23,7 +23,6 @@ from scipy import integrate, special, stats
 
 from fedfreq.accounting import (
     DEFAULT_ORDERS,
-    __all__ as accounting_all,
     classical_gaussian_sigma,
     compose_rdp,
     delta_for_epsilon,
@@ -35,6 +34,9 @@ from fedfreq.accounting import (
     rdp_randomized_response,
     rdp_to_dp,
     renyi_divergence,
+)
+from fedfreq.accounting import (
+    __all__ as accounting_all,
 )
 
 ORDERS = DEFAULT_ORDERS
@@ -317,7 +319,11 @@ def test_rdp_to_dp_formula_and_infinite_entries():
     orders = np.array([2.0, 5.0, 17.5])
     rdp = np.array([0.8, np.inf, 1.3])
     delta = 1e-6
-    by_hand = [r + math.log(1 / (a * delta)) / (a - 1) + math.log(1 - 1 / a) for a, r in zip(orders, rdp) if r < np.inf]
+    by_hand = [
+        r + math.log(1 / (a * delta)) / (a - 1) + math.log(1 - 1 / a)
+        for a, r in zip(orders, rdp, strict=False)
+        if r < np.inf
+    ]
     eps, order = rdp_to_dp(orders, rdp, delta)
     assert abs(eps - min(by_hand)) < 1e-13 and order == 17.5
     assert_close(eps, dpa_rdp.compute_epsilon(orders, rdp, delta)[0])  # inf handled alike
@@ -488,7 +494,8 @@ def test_hockey_stick_tiny_values_against_multiprecision():
     mpmath.mp.dps = 60
     for eps in [2.0, 10.0, 20.0, 33.0]:
         exact = mpmath.fsum(
-            max(mpmath.mpf(0), mpmath.exp(mpmath.mpf(a)) - mpmath.exp(eps + mpmath.mpf(b))) for a, b in zip(lp, lq)
+            max(mpmath.mpf(0), mpmath.exp(mpmath.mpf(a)) - mpmath.exp(eps + mpmath.mpf(b)))
+            for a, b in zip(lp, lq, strict=False)
         )
         ours = hockey_stick_divergence(lp, lq, eps)
         assert ours > 0

@@ -24,6 +24,8 @@ from hypothesis import strategies as st
 from fedfreq.accounting import rdp_laplace, rdp_randomized_response
 from fedfreq.baselines import (
     __all__ as baselines_all,
+)
+from fedfreq.baselines import (
     gaussian_mechanism,
     gaussian_variance,
     kary_randomized_response,

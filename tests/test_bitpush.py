@@ -45,14 +45,16 @@ def test_lemma1_symbolic_iid_clients():
     n, p0 = sp.symbols("n p0", positive=True)
     lemma = (mu0 * (1 - mu0) / p0 + 4 * mu1 * (1 - mu1) / (1 - p0)) / n
     assert sp.simplify(var.subs({c0: n * p0, c1: n * (1 - p0)}) - lemma) == 0
-    assert math.isclose(bp.estimator_variance([0.3, 0.6], [0.25, 0.75], 40), float(lemma.subs({mu0: 0.3, mu1: 0.6, p0: 0.25, n: 40})))
+    assert math.isclose(
+        bp.estimator_variance([0.3, 0.6], [0.25, 0.75], 40), float(lemma.subs({mu0: 0.3, mu1: 0.6, p0: 0.25, n: 40}))
+    )
 
 
 def test_lemma1_monte_carlo_fresh_population():
     rng = np.random.default_rng(1)
     n, b, trials = 500, 10, 1500
     p = bp.weighted_probabilities(b, 1.0)
-    ests, truths = np.empty(trials), []
+    ests = np.empty(trials)
     for t in range(trials):
         x = bp.synthetic_integers(n, distribution="normal", b=b, mean=350, sd=50, rng=rng)
         ests[t] = bp.bit_push(x, b=b, probs=p, rng=rng).estimate
@@ -149,9 +151,14 @@ def test_lemma3_brute_force():
         m = rng.uniform(0.02, 0.98, 6)
         popt = bp.optimal_probabilities(m)
         vopt = bp.estimator_variance(m, popt, 1)
+
         # numerical minimisation on the simplex (softmax parametrisation)
-        f = lambda z: bp.estimator_variance(m, np.exp(z - z.max()) / np.exp(z - z.max()).sum(), 1)  # noqa: E731
-        res = optimize.minimize(f, np.zeros(6), method="Nelder-Mead", options={"maxiter": 20000, "xatol": 1e-10, "fatol": 1e-12})
+        def f(z, m=m):
+            return bp.estimator_variance(m, np.exp(z - z.max()) / np.exp(z - z.max()).sum(), 1)
+
+        res = optimize.minimize(
+            f, np.zeros(6), method="Nelder-Mead", options={"maxiter": 20000, "xatol": 1e-10, "fatol": 1e-12}
+        )
         assert vopt <= res.fun * (1 + 1e-9)
         assert abs(res.fun / vopt - 1) < 1e-4
         # random points of the simplex never beat it
@@ -302,13 +309,19 @@ def test_baseline_variances():
     mu = x / u
     cases = {
         "dith": (lambda: bp.dithering_mean(x, upper=u, rng=rng), u**2 / 12 / n),
-        "dith-rr": (lambda: bp.dithering_mean(x, upper=u, epsilon=eps, rng=rng), u**2 * (1 / 12 + math.exp(eps) / math.expm1(eps) ** 2) / n),
+        "dith-rr": (
+            lambda: bp.dithering_mean(x, upper=u, epsilon=eps, rng=rng),
+            u**2 * (1 / 12 + math.exp(eps) / math.expm1(eps) ** 2) / n,
+        ),
         "rr": (
             lambda: bp.randomized_rounding_mean(x, upper=u, epsilon=eps, rng=rng),
             u**2 * np.mean(mu * (1 - mu) + math.exp(eps) / math.expm1(eps) ** 2) / n,
         ),
         "lap": (lambda: bp.laplace_mean(x, upper=u, epsilon=eps, rng=rng), 2 * u**2 / eps**2 / n),
-        "pm": (lambda: bp.piecewise_mean(x, upper=u, epsilon=eps, rng=rng), np.mean(bp.piecewise_variance(2 * mu - 1, eps)) * u**2 / 4 / n),
+        "pm": (
+            lambda: bp.piecewise_mean(x, upper=u, epsilon=eps, rng=rng),
+            np.mean(bp.piecewise_variance(2 * mu - 1, eps)) * u**2 / 4 / n,
+        ),
     }
     for name, (f, v) in cases.items():
         ests = np.array([f() for _ in range(trials)])
@@ -387,7 +400,9 @@ def test_non_integer_bit_depth_raises(b):
 
 
 @HYP
-@given(st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=3, max_size=3).filter(lambda p: abs(sum(p) - 1) > 1e-6))
+@given(
+    st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=3, max_size=3).filter(lambda p: abs(sum(p) - 1) > 1e-6)
+)
 def test_probs_must_sum_to_one(p):
     with pytest.raises(ValueError, match="probs"):
         bp.bit_push([1, 2], b=3, probs=p)

@@ -22,8 +22,8 @@ from scipy import stats
 
 import fedfreq
 from fedfreq import contribution as ct
-from fedfreq.cpbm import clip_l2
 from fedfreq.accounting import gaussian_delta
+from fedfreq.cpbm import clip_l2
 
 Z = 4.0
 HYP = settings(max_examples=30, deadline=None, database=None)
@@ -33,7 +33,7 @@ def _dataset(rng, n=60, d=6, lam=20.0, hetero=True):
     g = np.random.default_rng(rng)
     sizes = g.poisson(lam * (g.gamma(0.7, 1 / 0.7, size=n) if hetero else 1.0))
     p = g.dirichlet(np.full(d, 0.5), size=n)
-    return np.array([g.multinomial(m, q) for m, q in zip(sizes, p)])
+    return np.array([g.multinomial(m, q) for m, q in zip(sizes, p, strict=False)])
 
 
 def test_public_names_do_not_clash_with_the_package():
@@ -90,7 +90,7 @@ def _exact_mvhg_pmf(row, k):
     out = {}
     for x in itertools.product(*[range(v + 1) for v in row]):
         if sum(x) == k:
-            out[x] = math.prod(math.comb(v, xi) for v, xi in zip(row, x)) / math.comb(m, k)
+            out[x] = math.prod(math.comb(v, xi) for v, xi in zip(row, x, strict=False)) / math.comb(m, k)
     return out
 
 
@@ -243,7 +243,9 @@ def test_exact_losses_match_monte_carlo():
                 draws = np.array([ct.bounded_histogram(N, C=C, epsilon=1.0, rng=g) for _ in range(T)])
                 exact = ct.laplace_expected_loss(N, C, epsilon=1.0)
             else:
-                draws = np.array([ct.bounded_histogram(N, C=C, epsilon=1.0, delta=1e-5, sigma=3.0, rng=g) for _ in range(T)])
+                draws = np.array(
+                    [ct.bounded_histogram(N, C=C, epsilon=1.0, delta=1e-5, sigma=3.0, rng=g) for _ in range(T)]
+                )
                 exact = ct.gaussian_expected_loss(N, C, sigma=3.0)
             err = np.abs(draws - N.sum(0)).sum(1)
             assert abs(err.mean() - exact) <= Z * err.std(ddof=1) / math.sqrt(T)
@@ -276,7 +278,9 @@ def test_laplace_threshold_minimises_surrogate_and_is_a_2_approximation():
         C = ct.laplace_threshold(m, d=4, epsilon=eps)
         assert C == np.sort(m)[::-1][math.ceil(4 / eps) - 1]
         grid = np.linspace(0.01, m.max() + 1, 3000)
-        assert ct.laplace_surrogate(m, C, d=4, epsilon=eps) <= ct.laplace_surrogate(m, grid, d=4, epsilon=eps).min() + 1e-9
+        assert (
+            ct.laplace_surrogate(m, C, d=4, epsilon=eps) <= ct.laplace_surrogate(m, grid, d=4, epsilon=eps).min() + 1e-9
+        )
         best = ct.laplace_expected_loss(N, grid, epsilon=eps).min()
         assert ct.laplace_expected_loss(N, C, epsilon=eps) <= 2 * best
 
@@ -296,14 +300,17 @@ def test_gaussian_threshold_minimises_G_and_is_a_2_approximation():
         Gs = ct.threshold_objective(l1, l2, grid, d=6, sigma=sigma)
         GC = ct.threshold_objective(l1, l2, max(C, 1e-12), d=6, sigma=sigma)
         assert GC <= Gs.min() + 1e-9
-        assert ct.gaussian_expected_loss(N, max(C, 1e-12), sigma=sigma) <= 2 * ct.gaussian_expected_loss(N, grid, sigma=sigma).min()
+        assert (
+            ct.gaussian_expected_loss(N, max(C, 1e-12), sigma=sigma)
+            <= 2 * ct.gaussian_expected_loss(N, grid, sigma=sigma).min()
+        )
 
 
 def test_gaussian_threshold_definition_directly():
     l1 = np.array([3.0, 5.0, 2.0, 9.0])
     l2 = np.array([2.0, 4.0, 2.0, 5.0])
     C = ct.gaussian_threshold(l1, l2, d=4, sigma=1.0)
-    S = lambda c: sum(a / b for a, b in zip(l1, l2) if b > c)  # noqa: E731
+    S = lambda c: sum(a / b for a, b in zip(l1, l2, strict=False) if b > c)  # noqa: E731
     assert C in (0.0, *l2)
     M4 = 4 * math.sqrt(2 / math.pi)
     assert S(C) <= M4 and all(S(c) > M4 for c in np.linspace(0, C, 50)[:-1])
@@ -347,7 +354,10 @@ def test_lemma_a1_sensitivity_audit_and_weakened_version_caught():
     assert worst <= math.sqrt(s) / (lam * n) + 1e-9 <= 4 * math.sqrt(s) / (lam * n)
     a, b = l1.copy(), l2.copy()
     a[0], b[0] = 400.0, 200.0  # ratio 2 = sqrt(d)
-    moved = abs(ct.regularized_threshold(a, b, d=4, sigma=1.0, lam=lam, s=4.0) - ct.regularized_threshold(l1, l2, d=4, sigma=1.0, lam=lam, s=4.0))
+    moved = abs(
+        ct.regularized_threshold(a, b, d=4, sigma=1.0, lam=lam, s=4.0)
+        - ct.regularized_threshold(l1, l2, d=4, sigma=1.0, lam=lam, s=4.0)
+    )
     assert moved <= math.sqrt(4.0) / (lam * n) + 1e-9
 
 
@@ -371,7 +381,12 @@ def test_private_gd_approaches_C_star_with_a_large_budget():
     l1, l2 = _norms(N)
     cstar = ct.gaussian_threshold(l1, l2, d=6, sigma=2.0)
     G = lambda x: ct.threshold_objective(l1, l2, max(x, 1e-9), d=6, sigma=2.0)  # noqa: E731
-    cs = [ct.private_threshold_sgd(l1, l2, d=6, sigma=2.0, C_max=2 * l2.max(), s=6, epsilon_prime=200.0, delta_prime=1e-3, rng=k) for k in range(5)]
+    cs = [
+        ct.private_threshold_sgd(
+            l1, l2, d=6, sigma=2.0, C_max=2 * l2.max(), s=6, epsilon_prime=200.0, delta_prime=1e-3, rng=k
+        )
+        for k in range(5)
+    ]
     assert np.median([G(c) for c in cs]) <= 1.1 * G(cstar)
 
 
@@ -405,7 +420,9 @@ def test_unbounded_expected_error_matches_simulation():
     C = int(N.sum(1).max())  # no user clipped: hbar = Nbar deterministic
     exact = ct.unbounded_expected_error(N.sum(0), N.sum(0), C=C, epsilon=1.0, delta=0.01)
     T = 3000
-    err = np.array([np.abs(ct.unbounded_histogram(N, C=C, epsilon=1.0, delta=0.01, rng=g) - N.sum(0)).sum() for _ in range(T)])
+    err = np.array(
+        [np.abs(ct.unbounded_histogram(N, C=C, epsilon=1.0, delta=0.01, rng=g) - N.sum(0)).sum() for _ in range(T)]
+    )
     assert abs(err.mean() - exact) <= Z * err.std(ddof=1) / math.sqrt(T)
 
 
@@ -426,8 +443,15 @@ def test_surrogate_sensitivity_within_5Cm_over_2():
 def test_exponential_mechanism_selection_frequencies():
     N = np.array([[3, 1], [1, 1], [5, 0]])
     grid = np.array([1.0, 2.0, 4.0, 5.0])
-    p = ct.exponential_mechanism_probabilities(ct.surrogate_error(N, grid, epsilon=1.0, delta=0.1), epsilon=5.0, sensitivity=12.5)
-    draws = np.array([ct.select_threshold_exponential(N, grid, epsilon=1.0, delta=0.1, epsilon_prime=5.0, C_max=5, rng=k) for k in range(1500)])
+    p = ct.exponential_mechanism_probabilities(
+        ct.surrogate_error(N, grid, epsilon=1.0, delta=0.1), epsilon=5.0, sensitivity=12.5
+    )
+    draws = np.array(
+        [
+            ct.select_threshold_exponential(N, grid, epsilon=1.0, delta=0.1, epsilon_prime=5.0, C_max=5, rng=k)
+            for k in range(1500)
+        ]
+    )
     freq = np.array([(draws == c).mean() for c in grid])
     assert np.all(np.abs(freq - p) <= Z * np.sqrt(p * (1 - p) / draws.size) + 1e-12)
 
@@ -447,7 +471,9 @@ def test_clipped_poisson_mean_matches_the_papers_sum_and_derivatives(C):
     hstep = 1e-5
     fd1 = (ct.clipped_poisson_mean(x + hstep, C) - ct.clipped_poisson_mean(x - hstep, C)) / (2 * hstep)
     assert np.allclose(ct.clipped_poisson_mean_derivative(x, C), fd1, rtol=1e-6)
-    fd2 = (ct.clipped_poisson_mean_derivative(x + hstep, C) - ct.clipped_poisson_mean_derivative(x - hstep, C)) / (2 * hstep)
+    fd2 = (ct.clipped_poisson_mean_derivative(x + hstep, C) - ct.clipped_poisson_mean_derivative(x - hstep, C)) / (
+        2 * hstep
+    )
     assert np.allclose(ct.clipped_poisson_mean_derivative(x, C, order=2), fd2, rtol=1e-5, atol=1e-9)
 
 
@@ -485,7 +511,9 @@ def test_gamma_c_and_its_bound():
 def test_debiased_count_removes_clipping_bias_for_iid_poisson():
     g = np.random.default_rng(7)
     n, lam, C = 2000, 1.5, 2
-    est = np.array([ct.debiased_count(g.poisson(lam, size=n), C=C, epsilon=1.0, lam_max=10.0, rng=g) for _ in range(200)])
+    est = np.array(
+        [ct.debiased_count(g.poisson(lam, size=n), C=C, epsilon=1.0, lam_max=10.0, rng=g) for _ in range(200)]
+    )
     naive = n * ct.clipped_poisson_mean(lam, C)
     # the clipped sum is biased by n (lam - h(lam)) ~ 700; the debiased one is centred at n lam
     assert abs(est.mean() - n * lam) <= Z * est.std(ddof=1) / math.sqrt(est.size) + 0.01 * n
@@ -575,7 +603,7 @@ def test_l2_quantile_threshold_minimises_the_l2_error_bound():
         l2 = g.gamma(0.7, 20.0, size=int(g.integers(5, 300)))
         mu = ct.chi_mean(d)
 
-        def U2(c):
+        def U2(c, l2=l2, sigma=sigma, mu=mu):
             return np.maximum(l2 - c, 0.0).sum() + c * sigma * mu
 
         c = ct.l2_quantile_threshold(l2, d=d, sigma=sigma)
@@ -617,8 +645,15 @@ def test_private_quantile_gd_is_reproducible_and_validates():
     x = np.arange(1.0, 101.0)
     a = ct.private_quantile_gd(x, rank=10, epsilon=1.0, delta=1e-3, rng=5)
     assert a == ct.private_quantile_gd(x, rank=10, epsilon=1.0, delta=1e-3, rng=5)
-    for kw, name in ((dict(rank=0), "rank"), (dict(rank=101), "rank"), (dict(epsilon=0.0), "epsilon"),
-                     (dict(delta=1.0), "delta"), (dict(steps=1), "steps"), (dict(eta=-1.0), "eta"), (dict(init=0.0), "init")):
+    for kw, name in (
+        (dict(rank=0), "rank"),
+        (dict(rank=101), "rank"),
+        (dict(epsilon=0.0), "epsilon"),
+        (dict(delta=1.0), "delta"),
+        (dict(steps=1), "steps"),
+        (dict(eta=-1.0), "eta"),
+        (dict(init=0.0), "init"),
+    ):
         args = dict(rank=10, epsilon=1.0, delta=1e-3) | kw
         with pytest.raises(ValueError, match=name):
             ct.private_quantile_gd(x, **args)

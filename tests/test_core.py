@@ -56,7 +56,12 @@ def test_check_int_accepts_integral_floats_like_1e9():
 def test_check_array():
     assert check_array("x", [1, 2, 3], ndim=1, low=0).dtype == float
     assert check_array("x", [1.0, 2.0], integer=True).dtype == np.int64
-    for bad, pattern in [([1, np.nan], "finite"), ([[1, 2]], "1-dimensional"), ([1.5], "integers"), ([-1], r"\[0, inf\)")]:
+    for bad, pattern in [
+        ([1, np.nan], "finite"),
+        ([[1, 2]], "1-dimensional"),
+        ([1.5], "integers"),
+        ([-1], r"\[0, inf\)"),
+    ]:
         with pytest.raises(ValueError, match="x"):
             check_array("x", bad, ndim=1, integer=pattern == "integers", low=0)
     with pytest.raises(ValueError, match="shape"):

@@ -73,11 +73,19 @@ def test_optimal_quantile_eq5_and_threshold():
 
 
 def test_check_cpbm_decoder_accepts_and_rejects():
-    good = lambda s, n, theta, C, m: C / (m * n * theta) * (s - m * n / 2)
+    def good(s, n, theta, C, m):
+        return C / (m * n * theta) * (s - m * n / 2)
+
     assert cpbm.check_cpbm_decoder(good).startswith("Passed")
-    uncentred = lambda s, n, theta, C, m: C / (m * n * theta) * s
+
+    def uncentred(s, n, theta, C, m):
+        return C / (m * n * theta) * s
+
     assert cpbm.check_cpbm_decoder(uncentred).startswith("Not yet")
-    wrong_scale = lambda s, n, theta, C, m: 2 * C / (m * n * theta) * (s - m * n / 2)
+
+    def wrong_scale(s, n, theta, C, m):
+        return 2 * C / (m * n * theta) * (s - m * n / 2)
+
     assert cpbm.check_cpbm_decoder(wrong_scale).startswith("Not yet")
 
 
@@ -96,9 +104,7 @@ def test_encoder_speed_relative_to_rng_binomial():
 
 
 @settings(max_examples=30, deadline=None)
-@given(
-    bad=st.sampled_from([("theta", 0.0), ("theta", 0.3), ("C", 0.0), ("C", -1.0), ("m", 0), ("m", 1.5)])
-)
+@given(bad=st.sampled_from([("theta", 0.0), ("theta", 0.3), ("C", 0.0), ("C", -1.0), ("m", 0), ("m", 1.5)]))
 def test_bad_input_names_parameter(bad):
     name, value = bad
     kw = dict(theta=0.2, C=1.0, m=3)
@@ -141,9 +147,14 @@ def test_error_terms_match_monte_carlo():
 
 
 def test_check_optimal_threshold():
-    good = lambda a, D, m, theta: cpbm.optimal_threshold(a, D=D, m=m, theta=theta)
+    def good(a, D, m, theta):
+        return cpbm.optimal_threshold(a, D=D, m=m, theta=theta)
+
     assert cpbm.check_optimal_threshold(good).startswith("Passed")
-    median = lambda a, D, m, theta: float(np.median(a))
+
+    def median(a, D, m, theta):
+        return float(np.median(a))
+
     assert cpbm.check_optimal_threshold(median).startswith("Not yet")
 
 

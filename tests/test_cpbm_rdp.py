@@ -49,7 +49,9 @@ def test_equals_the_two_direct_divergences(n, theta):
 @pytest.mark.parametrize("n", [1, 4, 9, 30])
 def test_appendix_form_matches_and_main_text_form_is_infinite(n):
     l1, l2 = cpbm_lemma2_paper_forms(ORDERS, n=n, theta=0.2, form="appendix")
-    np.testing.assert_allclose(np.maximum(l1, l2) / (ORDERS - 1), cpbm_rdp(ORDERS, n=n, theta=0.2, m=1, dim=1), rtol=1e-11)
+    np.testing.assert_allclose(
+        np.maximum(l1, l2) / (ORDERS - 1), cpbm_rdp(ORDERS, n=n, theta=0.2, m=1, dim=1), rtol=1e-11
+    )
     m1, m2 = cpbm_lemma2_paper_forms(ORDERS, n=n, theta=0.2, form="main")
     np.testing.assert_allclose(m1, l1, rtol=1e-13)  # Pi_1 is printed identically
     assert np.all(np.isinf(m2))  # mu_{n'+1} = log 0 in the main text
@@ -176,7 +178,7 @@ def test_windowed_sum_against_50_digit_references(n, theta):
     k = len(BIG_ORDERS)
     lam = np.array(BIG_ORDERS)
     eps_ref = np.array(
-        [float(max(mp.log1p(r1[0]), mp.log1p(r2[0]))) for r1, r2 in zip(ref[:k], ref[k:])]
+        [float(max(mp.log1p(r1[0]), mp.log1p(r2[0]))) for r1, r2 in zip(ref[:k], ref[k:], strict=False)]
     ) / (lam - 1)
     np.testing.assert_allclose(cpbm_rdp(lam, n=n, theta=theta, m=1, dim=1), eps_ref, rtol=1e-10)
 
@@ -262,7 +264,7 @@ def test_benchmark_one_order_at_n_1e9():
         for m in (1, 30, 256):
             for lam in (2.0, 32.0, 256.0, 1024.0):
                 unit = best(lambda: np.exp(x))
-                t = best(lambda: cpbm_rdp(lam, n=10**9, theta=theta, m=m, dim=1))
+                t = best(lambda lam=lam, theta=theta, m=m: cpbm_rdp(lam, n=10**9, theta=theta, m=m, dim=1))
                 ratios[(theta, m, lam)] = t / unit
     worst = max(ratios, key=ratios.get)
     assert ratios[worst] < 60.0, (worst, ratios[worst])

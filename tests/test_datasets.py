@@ -173,7 +173,9 @@ def test_bad_n_rejected(n):
 
 
 @settings(max_examples=40, deadline=None)
-@given(d=st.one_of(st.integers(max_value=0), st.floats(min_value=0.1, max_value=5).filter(lambda v: not v.is_integer())))
+@given(
+    d=st.one_of(st.integers(max_value=0), st.floats(min_value=0.1, max_value=5).filter(lambda v: not v.is_integer()))
+)
 def test_bad_d_rejected(d):
     with pytest.raises(ValueError, match="d"):
         ds.synthetic_s4_noniid(10, d, rng=0)
@@ -300,7 +302,15 @@ def test_toy_play_parse():
 
 def test_tokeniser():
     assert ds._tokenise("Who's there? 'Tis I, reliev'd to-night; soldiers' O'er") == [
-        "who's", "there", "tis", "i", "reliev'd", "to", "night", "soldiers", "o'er",
+        "who's",
+        "there",
+        "tis",
+        "i",
+        "reliev'd",
+        "to",
+        "night",
+        "soldiers",
+        "o'er",
     ]
 
 
@@ -336,8 +346,15 @@ def test_roles_basic(roles):
 
 @pytest.mark.parametrize(
     "play,name",
-    [("hamlet", "HAMLET"), ("macbeth", "MACBETH"), ("othello", "IAGO"), ("lear", "LEAR"),
-     ("romeo_and_juliet", "ROMEO"), ("tempest", "PROSPERO"), ("henry_iv_part_1", "FALSTAFF")],
+    [
+        ("hamlet", "HAMLET"),
+        ("macbeth", "MACBETH"),
+        ("othello", "IAGO"),
+        ("lear", "LEAR"),
+        ("romeo_and_juliet", "ROMEO"),
+        ("tempest", "PROSPERO"),
+        ("henry_iv_part_1", "FALSTAFF"),
+    ],
 )
 def test_known_protagonists(roles, play, name):
     mine = [r for r in roles if r.play == play]
@@ -348,9 +365,15 @@ def test_known_protagonists(roles, play, name):
 
 def test_known_roles_and_labels(roles):
     names = {(r.name, r.play) for r in roles}
-    for key in [("LADY MACBETH", "macbeth"), ("JULIET", "romeo_and_juliet"), ("OPHELIA", "hamlet"),
-                ("HOTSPUR", "henry_iv_part_1"), ("MRS. PAGE", "merry_wives_of_windsor"),
-                ("BOTTOM", "midsummer_nights_dream"), ("CHORUS", "henry_v")]:
+    for key in [
+        ("LADY MACBETH", "macbeth"),
+        ("JULIET", "romeo_and_juliet"),
+        ("OPHELIA", "hamlet"),
+        ("HOTSPUR", "henry_iv_part_1"),
+        ("MRS. PAGE", "merry_wives_of_windsor"),
+        ("BOTTOM", "midsummer_nights_dream"),
+        ("CHORUS", "henry_v"),
+    ]:
         assert key in names, key
     hamlet = next(r for r in roles if r.name == "HAMLET" and r.play == "hamlet")
     assert hamlet.n_speeches == 358  # "Ham." labels in hamlet_gut.txt
@@ -505,7 +528,11 @@ def test_user_histograms_bad_unit(unit):
 
 
 @settings(max_examples=25, deadline=None)
-@given(top_d=st.one_of(st.integers(max_value=0), st.integers(min_value=10**7), st.floats(0.5, 3.5).filter(lambda v: not v.is_integer())))
+@given(
+    top_d=st.one_of(
+        st.integers(max_value=0), st.integers(min_value=10**7), st.floats(0.5, 3.5).filter(lambda v: not v.is_integer())
+    )
+)
 def test_user_histograms_bad_top_d(roles, top_d):
     with pytest.raises(ValueError, match="top_d"):
         ds.user_histograms(top_d=top_d, plays="macbeth")

@@ -27,7 +27,9 @@ def test_round_sig_is_within_half_a_unit_of_the_last_digit(x, digits):
         assert abs(r - x) <= 0.5 * unit * (1 + 1e-9) + 1e-300
 
 
-@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6).filter(lambda v: abs(v) > 1e-300))
+@given(
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6).filter(lambda v: abs(v) > 1e-300)
+)
 def test_round_sig_absorbs_last_bit_changes(x):
     """The point of the helper: a one-ulp change almost never changes the stored value."""
     neighbour = float(np.nextafter(x, np.inf))

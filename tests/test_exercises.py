@@ -19,11 +19,15 @@ def test_rr_checker_accepts_the_unbiased_estimator():
 
 
 def test_rr_checker_rejects_biased_and_broken_estimators():
-    wrong_sign = lambda r, e: right(r, e) + 0.05 * len(r)
+    def wrong_sign(r, e):
+        return right(r, e) + 0.05 * len(r)
+
     noise = np.random.default_rng(0)
-    inflated = lambda r, e: right(r, e) + noise.normal(0, 200)
-    for bad in (lambda r, e: float(np.sum(r)), wrong_sign, lambda r, e: np.array([1.0, 2.0]),
-                lambda r, e: 1 / 0):
+
+    def inflated(r, e):
+        return right(r, e) + noise.normal(0, 200)
+
+    for bad in (lambda r, e: float(np.sum(r)), wrong_sign, lambda r, e: np.array([1.0, 2.0]), lambda r, e: 1 / 0):
         result = check_rr_debias(bad, trials=200)
         assert not result.passed
         assert "NOT YET" in str(result)

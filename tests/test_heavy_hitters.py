@@ -79,8 +79,13 @@ def test_binary_search_quantile_accuracy():
     rng = np.random.default_rng(6)
     v = rng.random(200_000)
     m = 0.1 * v.size
-    errs = [abs(hh.binary_search_quantile(v, 0.3, steps=10, sampling_rate=0.1, tau=20, rng=np.random.default_rng([7, t])) - 0.3)
-            for t in range(30)]
+    errs = [
+        abs(
+            hh.binary_search_quantile(v, 0.3, steps=10, sampling_rate=0.1, tau=20, rng=np.random.default_rng([7, t]))
+            - 0.3
+        )
+        for t in range(30)
+    ]
     # uniform data: F(f) = f; error <= 2^-10 + a few sampling standard errors
     assert max(errs) <= 2**-10 + 5 * math.sqrt(0.21 / m)
 
@@ -89,7 +94,15 @@ def test_trie_quantile():
     rng = np.random.default_rng(8)
     v = rng.random(100_000)
     b, L = 2, 10
-    trie = hh.triehh_plus_plus(hh.value_to_leaf(v, branching=b, levels=L), branching=b, levels=L, sampling_rate=0.2, tau=10, restrict=False, rng=9)
+    trie = hh.triehh_plus_plus(
+        hh.value_to_leaf(v, branching=b, levels=L),
+        branching=b,
+        levels=L,
+        sampling_rate=0.2,
+        tau=10,
+        restrict=False,
+        rng=9,
+    )
     q = hh.trie_quantile(trie, 0.5, branching=b, levels=L, total=0.2 * v.size)
     assert abs(q - 0.5) < L * (b - 1) * 10 / (0.2 * v.size) + 0.02
 
@@ -104,7 +117,10 @@ def test_optimal_composition_matches_kov_formula_and_brute_force():
     e = math.exp(eps)
     for i in range(L // 2 + 1):
         tot = (L - 2 * i) * eps
-        d_i = sum(math.comb(L, l) * (math.exp((L - l) * eps) - math.exp((L - 2 * i + l) * eps)) for l in range(i)) / (1 + e) ** L
+        d_i = (
+            sum(math.comb(L, k) * (math.exp((L - k) * eps) - math.exp((L - 2 * i + k) * eps)) for k in range(i))
+            / (1 + e) ** L
+        )
         want = 1 - (1 - delta) ** L * (1 - d_i)
         assert hh.optimal_composition_delta(eps, delta, L, tot) == pytest.approx(want, rel=1e-10, abs=1e-15)
     # brute force: L-fold product of the canonical pair

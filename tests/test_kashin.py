@@ -97,9 +97,7 @@ def test_kashin_level_formula():
 
 @settings(max_examples=25, deadline=None)
 @given(
-    bad=st.sampled_from(
-        [("eta", 0.0), ("eta", 1.0), ("nu", 0.0), ("nu", 1.5), ("iterations", 0), ("iterations", 1.5)]
-    )
+    bad=st.sampled_from([("eta", 0.0), ("eta", 1.0), ("nu", 0.0), ("nu", 1.5), ("iterations", 0), ("iterations", 1.5)])
 )
 def test_bad_parameters_raise(bad):
     name, value = bad

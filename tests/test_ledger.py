@@ -76,8 +76,10 @@ def test_stored_outputs_print_the_ledger_verdicts(md):
     nb = json.loads(md.with_suffix(".ipynb").read_text())
     text = "\n".join(
         "".join(out.get("text", ""))
-        for cell in nb["cells"] if cell["cell_type"] == "code"
-        for out in cell.get("outputs", []) if out.get("output_type") == "stream"
+        for cell in nb["cells"]
+        if cell["cell_type"] == "code"
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "stream"
     )
     for c in LEDGER:
         if c["chapter"] == f"notebooks/{md.stem}":

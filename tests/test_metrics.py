@@ -32,7 +32,7 @@ TRUTH = [1.0, 1.5, 0.0, 7.0]
 
 
 def _diffs(a, b):
-    return [x - y for x, y in zip(a, b)]
+    return [x - y for x, y in zip(a, b, strict=False)]
 
 
 def test_norms_match_definitions():
@@ -48,7 +48,7 @@ def test_relative_l1_loss_matches_definition():
     # seed 004, Eq. 2: sum_j |Nbar_j - Nhat_j| / ||Nbar||_1
     truth = [120.0, 40.0, 30.0, 10.0]
     est = [110.0, 47.0, 30.0, 0.0]
-    num = sum(abs(t - e) for t, e in zip(truth, est))
+    num = sum(abs(t - e) for t, e in zip(truth, est, strict=False))
     den = sum(abs(t) for t in truth)
     assert relative_l1_loss(est, truth) == pytest.approx(num / den, rel=1e-15)
 
@@ -253,9 +253,7 @@ finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
 
 
 def _vec_pair(d):
-    return st.tuples(
-        hnp.arrays(np.float64, d, elements=finite), hnp.arrays(np.float64, d, elements=finite)
-    )
+    return st.tuples(hnp.arrays(np.float64, d, elements=finite), hnp.arrays(np.float64, d, elements=finite))
 
 
 vec_pairs = st.integers(1, 12).flatmap(_vec_pair)

@@ -106,10 +106,10 @@ class TestChapter:
         merges consecutive chunks, so re-executing an unchanged chapter leaves it unchanged."""
         for i, cell in enumerate(self.load(md)["cells"]):
             outs = cell.get("outputs", [])
-            for a, b in zip(outs, outs[1:]):
-                assert not (
-                    a["output_type"] == b["output_type"] == "stream" and a["name"] == b["name"]
-                ), f"cell {i} stores a split {a['name']} stream: run `make notebooks`"
+            for a, b in zip(outs, outs[1:], strict=False):
+                assert not (a["output_type"] == b["output_type"] == "stream" and a["name"] == b["name"]), (
+                    f"cell {i} stores a split {a['name']} stream: run `make notebooks`"
+                )
 
     def test_seeded_randomness_only(self, md):
         src = md.read_text()

@@ -174,7 +174,16 @@ def test_delta_exact_agrees_with_former_enumeration():
 
 @pytest.mark.parametrize(
     "p,eps,tau",
-    [(0.1, 1.0, 20), (0.5, 0.1, 20), (0.5, 0.1, 60), (0.3, 0.2, 8), (0.9, 0.5, 30), (0.05, 0.02, 10), (0.6, 1.0, 12), (0.005, 0.015, 3)],
+    [
+        (0.1, 1.0, 20),
+        (0.5, 0.1, 20),
+        (0.5, 0.1, 60),
+        (0.3, 0.2, 8),
+        (0.9, 0.5, 30),
+        (0.05, 0.02, 10),
+        (0.6, 1.0, 12),
+        (0.005, 0.015, 3),
+    ],
 )
 def test_delta_k_is_unimodal_with_the_predicted_peaks(p, eps, tau):
     """The argument that replaces the enumeration: delta_+(k) rises up to
@@ -223,7 +232,13 @@ def test_delta_exact_is_the_profile_maximum_property(p, eps, tau):
 
 def test_delta_exact_extreme_parameters():
     # worst counts k up to ~1e11: no enumeration, finite and within (0, 1]
-    for p, e, t in [(1e-9, 1e-9, 100), (1e-6, 1e-3, 100), (1 - 1e-9, 1e-6, 100), (0.5, math.log(2) - 1e-9, 50), (0.3, 50.0, 100)]:
+    for p, e, t in [
+        (1e-9, 1e-9, 100),
+        (1e-6, 1e-3, 100),
+        (1 - 1e-9, 1e-6, 100),
+        (0.5, math.log(2) - 1e-9, 50),
+        (0.3, 50.0, 100),
+    ]:
         d = st.delta_exact(p, e, t)
         assert 0.0 <= d <= 1.0
         assert math.isfinite(st._delta_exact_log(p, e, t)[0]) or d == 0.0
@@ -245,9 +260,11 @@ def test_delta_exact_extreme_parameters():
         p, e = mpmath.mpf("2e-8"), mpmath.mpf("1e-8")
         q = 1 - mpmath.exp(-e) * (1 - p)
         m = max(t, int(mpmath.floor(k * q)) + 1)
-        total = sum(
-            mpmath.binomial(k, v) * p**v * (1 - p) ** (k - v) * (v / mpmath.mpf(k) - q) for v in range(m, 400)
-        ) * mpmath.exp(e) / (1 - p)
+        total = (
+            sum(mpmath.binomial(k, v) * p**v * (1 - p) ** (k - v) * (v / mpmath.mpf(k) - q) for v in range(m, 400))
+            * mpmath.exp(e)
+            / (1 - p)
+        )
         ref = float(mpmath.log(total))
     assert st._log_add_at(2e-8, 1e-8, t, k) == pytest.approx(ref, rel=1e-12)
 
@@ -283,7 +300,12 @@ def test_mechanism_law_matches_counts_version():
     items = rng.integers(0, 4, size=2000)
     h = np.bincount(items, minlength=4)
     T = 400
-    a = np.array([st.sample_and_threshold(items, n_buckets=4, sampling_rate=0.3, tau=1, rng=np.random.default_rng([1, t])) for t in range(T)])
+    a = np.array(
+        [
+            st.sample_and_threshold(items, n_buckets=4, sampling_rate=0.3, tau=1, rng=np.random.default_rng([1, t]))
+            for t in range(T)
+        ]
+    )
     mean = a.mean(axis=0)
     sd = np.sqrt(h * 0.3 * 0.7 / T)
     assert np.all(np.abs(mean - 0.3 * h) <= Z * sd)
@@ -306,13 +328,20 @@ def test_fixed_size_leak():
     n, m, T = 50, 10, 4000
     items = np.zeros(n, dtype=int)
     items[0] = 1  # D: one unique item
-    hits = sum(st.fixed_size_sample_and_threshold(items, n_buckets=2, m=m, tau=2, rng=np.random.default_rng([2, t])).sum() == m - 1 for t in range(T))
+    hits = sum(
+        st.fixed_size_sample_and_threshold(items, n_buckets=2, m=m, tau=2, rng=np.random.default_rng([2, t])).sum()
+        == m - 1
+        for t in range(T)
+    )
     frac = hits / T
     se = math.sqrt(0.2 * 0.8 / T)
     assert abs(frac - m / n) <= Z * se
     # on D' (all identical) the total is always m
     same = np.zeros(n, dtype=int)
-    assert all(st.fixed_size_sample_and_threshold(same, n_buckets=2, m=m, tau=2, rng=np.random.default_rng([3, t])).sum() == m for t in range(50))
+    assert all(
+        st.fixed_size_sample_and_threshold(same, n_buckets=2, m=m, tau=2, rng=np.random.default_rng([3, t])).sum() == m
+        for t in range(50)
+    )
 
 
 def test_two_stage_schemes():
@@ -323,7 +352,9 @@ def test_two_stage_schemes():
     v_paper = m * (1 - m / s)
     assert abs(sizes_paper.mean() - m) <= Z * math.sqrt(v_paper / T)
     assert sizes_paper.var() < 0.5 * m * (1 - m / n)
-    sizes_pois = np.array([st.two_stage_sample(n, m, 10.0, scheme="poisson", rng=np.random.default_rng([5, t])).size for t in range(T)])
+    sizes_pois = np.array(
+        [st.two_stage_sample(n, m, 10.0, scheme="poisson", rng=np.random.default_rng([5, t])).size for t in range(T)]
+    )
     v_pois = m * (1 - m / n)
     assert abs(sizes_pois.var() - v_pois) <= Z * v_pois * math.sqrt(2 / (T - 1))
     assert st.poisson_overflow_bound(10.0) == pytest.approx(math.exp(-100 / 3))
@@ -364,7 +395,16 @@ def test_hadamard_response_unbiased_and_variance():
     rng = np.random.default_rng(11)
     items = rng.integers(0, B, size=N)
     truth = np.bincount(items, minlength=B)
-    ests = np.array([st.hadamard_response_estimate(st.hadamard_response(items, n_buckets=B, epsilon=eps, rng=np.random.default_rng([12, t])), n_buckets=B, epsilon=eps) for t in range(T)])
+    ests = np.array(
+        [
+            st.hadamard_response_estimate(
+                st.hadamard_response(items, n_buckets=B, epsilon=eps, rng=np.random.default_rng([12, t])),
+                n_buckets=B,
+                epsilon=eps,
+            )
+            for t in range(T)
+        ]
+    )
     e = math.exp(eps)
     # S_x is a sum of independent Bernoulli with success e/(1+e) (c_x users) and 1/2 (others)
     a = 2 * (1 + e) / (e - 1)
@@ -386,7 +426,9 @@ def _load_pure_ldp_hr():
     except ImportError:
         pass
     for sub in ["functions", "k2k_hadamard"]:
-        spec = importlib.util.spec_from_file_location(f"pure_ldp.frequency_oracles.hadamard_response.internal.{sub}", base / f"{sub}.py")
+        spec = importlib.util.spec_from_file_location(
+            f"pure_ldp.frequency_oracles.hadamard_response.internal.{sub}", base / f"{sub}.py"
+        )
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
@@ -453,7 +495,12 @@ def test_hadamard_response_is_eps_ldp_exactly():
 def test_bernoulli_and_laplace_baselines_unbiased():
     h = np.array([50, 0, 500])
     T = 300
-    b = np.array([st.bernoulli_shuffle_histogram(h, m=20000, epsilon=1.0, delta=1e-8, rng=np.random.default_rng([7, t])) for t in range(T)])
+    b = np.array(
+        [
+            st.bernoulli_shuffle_histogram(h, m=20000, epsilon=1.0, delta=1e-8, rng=np.random.default_rng([7, t]))
+            for t in range(T)
+        ]
+    )
     from fedfreq.trust_models import binomial_noise_probability
 
     r = binomial_noise_probability(20000, epsilon=1.0, delta=1e-8)

@@ -127,7 +127,7 @@ def test_masks_follow_the_edge_rule(n, k):
         block = mask_graph(n, k)
         block = block[(block[:, 1] - block[:, 0]) % n == o]
         shared = gen.integers(0, modulus, size=(len(block), dim), dtype=np.int64)
-        for (u, v), s in zip(block, shared):
+        for (u, v), s in zip(block, shared, strict=False):
             lo, hi = min(u, v), max(u, v)
             want[lo] = (want[lo] + s) % modulus
             want[hi] = (want[hi] - s) % modulus
@@ -422,9 +422,7 @@ def test_million_clients_is_vectorised():
             times.append(time.perf_counter() - start)
         return min(times), result
 
-    reference, _ = best_of_three(
-        lambda: np.random.default_rng(2).integers(0, modulus, size=(n, dim)).sum(axis=0)
-    )
+    reference, _ = best_of_three(lambda: np.random.default_rng(2).integers(0, modulus, size=(n, dim)).sum(axis=0))
     elapsed, out = best_of_three(lambda: secure_sum(z, modulus=modulus, max_entry=m, rng=1))
     assert out.tolist() == z.sum(axis=0).tolist()
     assert elapsed < 20 * reference, (

@@ -34,7 +34,6 @@ import fedfreq
 import fedfreq.skellam as sk
 from fedfreq.accounting import rdp_to_dp
 from fedfreq.skellam import (
-    smm_exact_rdp,
     SMM_ORDERS,
     SMMResult,
     random_hadamard,
@@ -43,6 +42,7 @@ from fedfreq.skellam import (
     smm_encode,
     smm_epsilon,
     smm_estimate,
+    smm_exact_rdp,
     smm_l_inf_max,
     smm_mu_for_epsilon,
     smm_noise_bound,
@@ -250,7 +250,7 @@ def test_exact_divergence_sanity_against_agarwal_bound():
     for mu in (10.0, 50.0):
         xs = [1.0, 2.0, 3.0]
         ex = exact_divergences(mu, xs, orders)
-        for x, e in zip(xs, ex):
+        for x, e in zip(xs, ex, strict=False):
             akl = orders * x * x / (4 * mu) + np.minimum(
                 ((2 * orders - 1) * x * x + 6 * x) / (16 * mu * mu), 3 * x / (4 * mu)
             )
@@ -284,7 +284,7 @@ def _rdp_check():
     for mu in RDP_MUS:
         ex = exact_divergences(mu, RDP_XS, RDP_ORDERS)
         lmax = smm_l_inf_max(RDP_ORDERS, mu_total=mu)
-        for x, e in zip(RDP_XS, ex):
+        for x, e in zip(RDP_XS, ex, strict=False):
             f = math.floor(x)
             p = x - f
             c = x * x + p * (1 - p)
@@ -397,7 +397,9 @@ def test_smm_epsilon_with_l_inf_skips_invalid_orders():
 
 
 @pytest.mark.parametrize("l_inf", [None, 3.0, 20.0])
-@pytest.mark.parametrize("epsilon, delta, c, n", [(0.5, 1e-5, 4096.0, 100), (2.0, 1e-6, 1.0, 1), (8.0, 1e-3, 900.0, 5000)])
+@pytest.mark.parametrize(
+    "epsilon, delta, c, n", [(0.5, 1e-5, 4096.0, 100), (2.0, 1e-6, 1.0, 1), (8.0, 1e-3, 900.0, 5000)]
+)
 def test_mu_for_epsilon_round_trip(epsilon, delta, c, n, l_inf):
     mu = smm_mu_for_epsilon(epsilon, delta, c=c, n=n, l_inf=l_inf)
     got, _ = smm_epsilon(delta, c=c, mu_total=n * mu, l_inf=l_inf)
@@ -412,20 +414,20 @@ def test_mu_for_epsilon_round_trip(epsilon, delta, c, n, l_inf):
 def test_mu_for_epsilon_monotone():
     eps_grid = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
     mus = [smm_mu_for_epsilon(e, 1e-5, c=100.0, n=10) for e in eps_grid]
-    assert all(a > b for a, b in zip(mus, mus[1:]))
+    assert all(a > b for a, b in zip(mus, mus[1:], strict=False))
     mus_d = [smm_mu_for_epsilon(1.0, d, c=100.0, n=10) for d in (1e-8, 1e-6, 1e-4, 1e-2)]
-    assert all(a > b for a, b in zip(mus_d, mus_d[1:]))
+    assert all(a > b for a, b in zip(mus_d, mus_d[1:], strict=False))
     # linear in c and 1/n without l_inf
     base = smm_mu_for_epsilon(1.0, 1e-5, c=100.0, n=10)
     assert smm_mu_for_epsilon(1.0, 1e-5, c=300.0, n=10) == pytest.approx(3 * base, rel=1e-12)
     assert smm_mu_for_epsilon(1.0, 1e-5, c=100.0, n=40) == pytest.approx(base / 4, rel=1e-12)
     # a larger l_inf never needs less noise
     lims = [0.5, 2.0, 8.0, 32.0]
-    mus_l = [smm_mu_for_epsilon(1.0, 1e-5, c=100.0, n=10, l_inf=l) for l in lims]
-    assert all(a <= b for a, b in zip(mus_l, mus_l[1:]))
+    mus_l = [smm_mu_for_epsilon(1.0, 1e-5, c=100.0, n=10, l_inf=lim) for lim in lims]
+    assert all(a <= b for a, b in zip(mus_l, mus_l[1:], strict=False))
     # smm_epsilon decreases in mu_total
     e = [smm_epsilon(1e-5, c=100.0, mu_total=m)[0] for m in (10.0, 100.0, 1e3, 1e4)]
-    assert all(a > b for a, b in zip(e, e[1:]))
+    assert all(a > b for a, b in zip(e, e[1:], strict=False))
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,10 @@ def test_polynomial_hash_matches_python_reference():
     coeffs = rng.integers(0, sk.MERSENNE_PRIME, size=(3, 4))
     x = rng.integers(0, sk.MERSENNE_PRIME, size=500)
     ref = [
-        [sum(int(c) * pow(int(xi), 3 - r, sk.MERSENNE_PRIME) for r, c in enumerate(row)) % sk.MERSENNE_PRIME for xi in x]
+        [
+            sum(int(c) * pow(int(xi), 3 - r, sk.MERSENNE_PRIME) for r, c in enumerate(row)) % sk.MERSENNE_PRIME
+            for xi in x
+        ]
         for row in coeffs
     ]
     assert np.array_equal(sk.polynomial_hash(coeffs, x), np.array(ref))
@@ -62,8 +65,12 @@ def test_design_hash_sharing():
     hs = sk.draw_sketch_hashes(width=16, rows=2, rounds=3, design="shared", rng=0)
     hh = sk.draw_sketch_hashes(width=16, rows=2, rounds=3, design="hybrid", rng=0)
     hf = sk.draw_sketch_hashes(width=16, rows=2, rounds=3, design="fresh", rng=0)
-    assert np.array_equal(hs.buckets(items, 0), hs.buckets(items, 2)) and np.array_equal(hs.signs(items, 0), hs.signs(items, 2))
-    assert np.array_equal(hh.buckets(items, 0), hh.buckets(items, 2)) and not np.array_equal(hh.signs(items, 0), hh.signs(items, 2))
+    assert np.array_equal(hs.buckets(items, 0), hs.buckets(items, 2)) and np.array_equal(
+        hs.signs(items, 0), hs.signs(items, 2)
+    )
+    assert np.array_equal(hh.buckets(items, 0), hh.buckets(items, 2)) and not np.array_equal(
+        hh.signs(items, 0), hh.signs(items, 2)
+    )
     assert not np.array_equal(hf.buckets(items, 0), hf.buckets(items, 2))
     assert not np.array_equal(hf.signs(items, 0), hf.signs(items, 2))
 
@@ -137,8 +144,12 @@ def test_hybrid_beats_shared_on_homogeneous_light_tail():
     # F = f / sqrt(M): hybrid l_inf error should be well below shared's on f ~ i^-2.
     rng = np.random.default_rng(11)
     F = np.tile(sk.zipf_frequencies(2000, 2.0), (10, 1))
-    errs = {des: np.mean([np.max(np.abs(sk.sketch_estimate(F, width=20, rows=5, design=des, rng=rng) - F[0]))
-                          for _ in range(30)]) for des in ("shared", "hybrid")}
+    errs = {
+        des: np.mean(
+            [np.max(np.abs(sk.sketch_estimate(F, width=20, rows=5, design=des, rng=rng) - F[0])) for _ in range(30)]
+        )
+        for des in ("shared", "hybrid")
+    }
     assert errs["hybrid"] < 0.6 * errs["shared"]
 
 
@@ -255,8 +266,12 @@ def test_dp_error_matches_noise_term():
     f = np.zeros(3)
     f[0] = 1.0
     med = np.median(rng.standard_normal((200_000, L)), axis=1).var()
-    errs = np.concatenate([sk.dp_hybrid_sketch_estimate(np.tile(f, (M, 1)), width=4096, rows=L, sigma=sigma, rng=rng) - f
-                           for _ in range(200)])
+    errs = np.concatenate(
+        [
+            sk.dp_hybrid_sketch_estimate(np.tile(f, (M, 1)), width=4096, rows=L, sigma=sigma, rng=rng) - f
+            for _ in range(200)
+        ]
+    )
     pred = med * sigma**2 / M
     var = errs.var()
     assert abs(var - pred) < 4 * pred * math.sqrt(2 / errs.size) * 1.5

@@ -235,7 +235,7 @@ def test_central_laplace_and_curve():
     for model in MODELS:
         curve = count_error_curve(model, n=10_000, epsilons=eps, delta=DELTA)
         assert curve.shape == eps.shape
-        for e, v in zip(eps.ravel(), curve.ravel()):
+        for e, v in zip(eps.ravel(), curve.ravel(), strict=False):
             assert v == count_std(model, n=10_000, epsilon=e, delta=DELTA)
         # more privacy budget never costs accuracy
         assert np.all(np.diff(curve.ravel()) <= 0)
@@ -291,9 +291,7 @@ def test_binomial_delta_takes_the_larger_direction():
     assert binomial_mechanism_delta(2, epsilon=0.5, p=0.45) == pytest.approx(float(d2), rel=1e-12)
 
 
-@pytest.mark.parametrize(
-    ("N", "p", "epsilon"), [(1, 0.2, 1.0), (1000, 1e-5, 1.0), (10**7, 1e-9, 0.5), (50, 5e-4, 3.0)]
-)
+@pytest.mark.parametrize(("N", "p", "epsilon"), [(1, 0.2, 1.0), (1000, 1e-5, 1.0), (10**7, 1e-9, 0.5), (50, 5e-4, 3.0)])
 def test_binomial_delta_boundary_term(N, p, epsilon):
     # Closed form when N p / q < e^-eps: no k >= 1 enters the lower-tail sum (its
     # first candidate needs N p / q > e^eps), so that sum is exactly P(0) = q^N, the
@@ -342,7 +340,7 @@ def test_log_pmf_accuracy_large_N(p):
         ks = np.unique(np.clip([0, 1, h - W, h - W // 3, h - 5, h, h + 1, h + W, N - 1, N], 0, N))
         got = tm._log_binom_pmf(ks, N, p)
         with mpmath.workdps(40):
-            for k, v in zip(ks.tolist(), got):
+            for k, v in zip(ks.tolist(), got, strict=False):
                 ref = float(_mp_log_pmf(N, k, p))
                 # Loader's form sums a handful of once-rounded terms; the largest are the
                 # pieces x log(x/m1) and y log(y/m2) of the two deviances, which can cancel.
@@ -418,9 +416,7 @@ def test_binomial_delta_is_not_monotone_in_p():
     # Smallest case, by hand: N = 2, eps = 0.01. For p above e^eps/(2 + e^eps) ~ 0.3344
     # the lower tail is q^2 + q (2p - e^eps q), whose derivative 2 (e^eps q - p) is > 0
     # up to p = e^eps/(1 + e^eps); p = 0.36 has a larger delta than p = 0.34.
-    assert binomial_mechanism_delta(2, epsilon=0.01, p=0.36) > binomial_mechanism_delta(
-        2, epsilon=0.01, p=0.34
-    )
+    assert binomial_mechanism_delta(2, epsilon=0.01, p=0.36) > binomial_mechanism_delta(2, epsilon=0.01, p=0.34)
 
 
 @pytest.mark.parametrize("N", [2, 5, 20, 100, 1000])
@@ -436,7 +432,9 @@ def test_binomial_delta_in_p_rises_only_where_the_derivative_says(N):
         for shift in (1, -1):
             L = np.array([_log_direction(N, float(p), eps, shift) for p in ps])
             R = _rising_intervals(N, eps, shift)
-            meets = np.array([bool(np.any((R[:, 0] < b) & (R[:, 1] > a))) for a, b in zip(ps[:-1], ps[1:])])
+            meets = np.array(
+                [bool(np.any((R[:, 0] < b) & (R[:, 1] > a))) for a, b in zip(ps[:-1], ps[1:], strict=False)]
+            )
             ok = np.isfinite(L[:-1])
             up = L[1:] - L[:-1]
             # log delta carries an absolute error of ~1e-13 (1 + |log delta|); 1e-11 is loose.
@@ -486,9 +484,7 @@ def test_bisection_on_p_is_not_always_minimal():
     N, eps, delta = 100, 0.5, 1e-3
     p = binomial_noise_probability(N, epsilon=eps, delta=delta)
     kinks = _lower_kinks(N, eps)
-    earlier = [
-        float(k) for k in kinks if k < p and binomial_mechanism_delta(N, epsilon=eps, p=float(k)) <= delta
-    ]
+    earlier = [float(k) for k in kinks if k < p and binomial_mechanism_delta(N, epsilon=eps, p=float(k)) <= delta]
     assert earlier and min(earlier) < 0.99 * p
     assert max(_mp_binomial_delta(N, eps, min(earlier))) <= delta
 
@@ -587,7 +583,7 @@ def test_shuffle_bound_properties():
             assert shuffle_epsilon(eps0, n=n, delta=DELTA) < eps0
     # decreasing in n at fixed eps0
     vals = [shuffle_epsilon(1.0, n=n, delta=DELTA) for n in (1_000, 10_000, 10**5, 10**6, 10**8)]
-    assert all(a > b for a, b in zip(vals, vals[1:]))
+    assert all(a > b for a, b in zip(vals, vals[1:], strict=False))
     # vanishes as n grows; for small eps0 it is eps0 * 4 sqrt(log(4/delta)/n) to first order
     # (tanh(x/2) ~ x/2, log1p(y) ~ y); the neglected terms are O(eps0) and O(1/sqrt(n)) relative.
     n, eps0 = 10**12, 1e-4
@@ -634,9 +630,7 @@ def test_shuffle_calibration_never_worse_than_local():
 
 # ------------------------------------------------------------------ input validation
 
-_bad_eps = st.one_of(
-    st.floats(max_value=0.0), st.just(float("nan")), st.just(float("inf")), st.text(max_size=3)
-)
+_bad_eps = st.one_of(st.floats(max_value=0.0), st.just(float("nan")), st.just(float("inf")), st.text(max_size=3))
 _bad_delta = st.one_of(
     st.floats(max_value=0.0), st.floats(min_value=1.0), st.just(float("nan")), st.just(float("-inf"))
 )

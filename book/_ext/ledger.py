@@ -153,9 +153,13 @@ class ExecutionStats(_TableDirective):
         out += ["```", "", f"Total: {total:.1f} s for {len(records)} notebook(s)."]
         env = data.get("environment")
         if env:
-            blas = "; ".join(
-                f"{b['library']} {b['version']}, kernel {b['kernel']}, {b['threads']} thread(s)" for b in env["blas"]
-            ) or "none found"
+            blas = (
+                "; ".join(
+                    f"{b['library']} {b['version']}, kernel {b['kernel']}, {b['threads']} thread(s)"
+                    for b in env["blas"]
+                )
+                or "none found"
+            )
             disabled = ", ".join(env["numpy_simd_disabled"]) or "none"
             out += [
                 "",
