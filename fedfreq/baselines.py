@@ -33,6 +33,7 @@ import numpy as np
 
 from ._rng import as_generator
 from ._validation import check_array, check_int, check_real
+from .deploy import release_values
 
 __all__ = [
     "laplace_mechanism",
@@ -80,7 +81,7 @@ def _kary_probs(eps: float, k: int) -> tuple[float, float, float]:
 # ---------------------------------------------------------------------------
 
 
-def laplace_mechanism(values, *, sensitivity: float, epsilon: float, rng=None):
+def laplace_mechanism(values, *, sensitivity: float, epsilon: float, rng=None, backend: str = "numpy"):
     r"""Laplace mechanism: add i.i.d. Laplace(Δ/ε) noise to every entry.
 
     .. math:: M(x) = f(x) + Z,\qquad Z_j \sim \mathrm{Lap}(b),\ b = \Delta/\varepsilon,
@@ -89,10 +90,11 @@ def laplace_mechanism(values, *, sensitivity: float, epsilon: float, rng=None):
     (Dwork et al. 2006; Dwork & Roth 2014, Theorem 3.6). Its exact RDP curve is
     :func:`fedfreq.accounting.rdp_laplace` with ``scale = Δ/ε``.
 
-    The noise is drawn with numpy's floating-point sampler: a simulation of the
-    mechanism's law for measuring accuracy, not a deployable release (a float sampler
-    has a support gap; integer counts are released safely by
-    :func:`fedfreq.deploy.release_counts`).
+    With ``backend="numpy"`` (the default) the noise is drawn with numpy's
+    floating-point sampler: a simulation of the mechanism's law for measuring accuracy,
+    not a deployable release (a float sampler has a support gap). ``backend="opendp"``
+    draws it with OpenDP's exact samplers (:func:`fedfreq.deploy.release_values`); ``rng``
+    is then unused.
 
     Parameters
     ----------
@@ -120,6 +122,9 @@ def laplace_mechanism(values, *, sensitivity: float, epsilon: float, rng=None):
     sens = check_real("sensitivity", sensitivity, low=0.0, low_open=True)
     eps = _check_epsilon(epsilon)
     gen = as_generator(rng)
+    if backend != "numpy":
+        out = release_values(x, mechanism="laplace", scale=sens / eps, backend=backend)
+        return float(out) if scalar else out
     out = x + gen.laplace(0.0, sens / eps, size=x.shape)
     return float(out) if scalar else out
 
@@ -139,7 +144,7 @@ def laplace_variance(*, sensitivity: float, epsilon: float) -> float:
     return 2.0 * (sens / eps) ** 2
 
 
-def gaussian_mechanism(values, *, sensitivity: float, sigma: float, rng=None):
+def gaussian_mechanism(values, *, sensitivity: float, sigma: float, rng=None, backend: str = "numpy"):
     r"""Gaussian mechanism: add i.i.d. :math:`\mathcal N(0, \sigma^2)` noise to every entry.
 
     ``sigma`` is the absolute noise standard deviation, in the units of
@@ -151,10 +156,11 @@ def gaussian_mechanism(values, *, sensitivity: float, sigma: float, rng=None):
     (Balle & Wang 2018, Theorem 8). To calibrate σ from (ε, δ), use
     :func:`fedfreq.accounting.gaussian_sigma`.
 
-    The noise is drawn with numpy's floating-point sampler: a simulation of the
-    mechanism's law for measuring accuracy, not a deployable release (a float sampler
-    has a support gap; integer counts are released safely by
-    :func:`fedfreq.deploy.release_counts`).
+    With ``backend="numpy"`` (the default) the noise is drawn with numpy's
+    floating-point sampler: a simulation of the mechanism's law for measuring accuracy,
+    not a deployable release (a float sampler has a support gap). ``backend="opendp"``
+    draws it with OpenDP's exact samplers (:func:`fedfreq.deploy.release_values`); ``rng``
+    is then unused.
 
     Parameters
     ----------
@@ -182,6 +188,9 @@ def gaussian_mechanism(values, *, sensitivity: float, sigma: float, rng=None):
     check_real("sensitivity", sensitivity, low=0.0, low_open=True)
     sig = check_real("sigma", sigma, low=0.0, low_open=True)
     gen = as_generator(rng)
+    if backend != "numpy":
+        out = release_values(x, mechanism="gaussian", scale=sig, backend=backend)
+        return float(out) if scalar else out
     out = x + gen.normal(0.0, sig, size=x.shape)
     return float(out) if scalar else out
 

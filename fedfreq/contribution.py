@@ -52,6 +52,7 @@ from ._rng import as_generator
 from ._validation import check_array, check_choice, check_int, check_real
 from .accounting import gaussian_sigma
 from .cpbm import clip_l2  # ℓ2 clipping of rows lives in cpbm (seed 000); reused here, not re-exported
+from .deploy import release_values
 
 __all__ = [
     "clip_l1",
@@ -353,7 +354,14 @@ def lemma41_sigma(epsilon: float, delta: float, *, method: str = "analytic") -> 
 
 
 def bounded_histogram(
-    histograms, *, C: float, epsilon: float, delta: float = 0.0, sigma: float | None = None, rng=None
+    histograms,
+    *,
+    C: float,
+    epsilon: float,
+    delta: float = 0.0,
+    sigma: float | None = None,
+    rng=None,
+    backend: str = "numpy",
 ) -> np.ndarray:
     r"""Algorithm 1 of seed 004: clip every user, sum, add noise.
 
@@ -363,10 +371,11 @@ def bounded_histogram(
     The guarantee is (ε, δ)-DP for add/remove neighbours (see :func:`clip_sensitivity`
     for replacement).
 
-    The noise is drawn with numpy's floating-point sampler: a simulation of the
-    mechanism's law for measuring accuracy, not a deployable release (a float sampler
-    has a support gap; integer counts are released safely by
-    :func:`fedfreq.deploy.release_counts`).
+    With ``backend="numpy"`` (the default) the noise is drawn with numpy's
+    floating-point sampler: a simulation of the mechanism's law for measuring accuracy,
+    not a deployable release (a float sampler has a support gap). ``backend="opendp"``
+    draws it with OpenDP's exact samplers (:func:`fedfreq.deploy.release_values`); ``rng``
+    is then unused.
 
     Parameters
     ----------
@@ -400,9 +409,14 @@ def bounded_histogram(
         if sigma is not None:
             raise ValueError("sigma must be None when delta == 0 (the Laplace variant)")
         w = c / np.maximum(c, N.sum(axis=1))
+        if backend != "numpy":
+            return release_values(w @ N, mechanism="laplace", scale=c / eps, backend=backend)
         return w @ N + gen.laplace(0.0, c / eps, size=d)
     sig = lemma41_sigma(eps, dl) if sigma is None else check_real("sigma", sigma, low=0.0, low_open=True)
-    return clip_l2(N.astype(float), c).sum(axis=0) + gen.normal(0.0, c * sig, size=d)
+    total = clip_l2(N.astype(float), c).sum(axis=0)
+    if backend != "numpy":
+        return release_values(total, mechanism="gaussian", scale=c * sig, backend=backend)
+    return total + gen.normal(0.0, c * sig, size=d)
 
 
 # ---------------------------------------------------------------------------

@@ -145,3 +145,37 @@ def test_bad_input_is_refused():
         accounting.rdp_zcdp([2.0], -1.0)
     with pytest.raises(ValueError, match="orders"):
         accounting.rdp_zcdp([1.0], 0.1)
+
+
+@pytest.mark.parametrize("mechanism,scale,var", [("laplace", 1.5, 2 * 1.5**2), ("gaussian", 2.0, 4.0)])
+@pytest.mark.parametrize("backend", ["numpy", "opendp"])
+def test_release_values_has_the_stated_law(mechanism, scale, var, backend):
+    """Mean 0 and variance as stated, 20 000 draws, 4-standard-error tolerances; the sample
+    variance's standard error is var * sqrt((2 + excess kurtosis) / n), the excess kurtosis
+    being 3 for the Laplace law and 0 for the Gaussian."""
+    n = 20_000
+    noise = deploy.release_values(np.zeros(n), mechanism=mechanism, scale=scale, rng=31, backend=backend)
+    assert noise.shape == (n,) and noise.dtype == float
+    assert abs(noise.mean()) < 4 * math.sqrt(var / n)
+    kurt_excess = 3.0 if mechanism == "laplace" else 0.0
+    se_var = var * math.sqrt((2 + kurt_excess) / n)
+    assert abs(noise.var() - var) < 4 * se_var
+
+
+def test_mechanisms_switch_to_opendp():
+    from fedfreq import baselines
+    from fedfreq import contribution as ct
+
+    x = np.arange(6.0).reshape(2, 3)
+    assert baselines.laplace_mechanism(x, sensitivity=1.0, epsilon=1.0, backend="opendp").shape == (2, 3)
+    assert isinstance(baselines.gaussian_mechanism(2.0, sensitivity=1.0, sigma=1.0, backend="opendp"), float)
+    N = np.array([[3, 0, 1], [0, 5, 0]])
+    assert ct.bounded_histogram(N, C=2.0, epsilon=1.0, backend="opendp").shape == (3,)
+    assert ct.bounded_histogram(N, C=2.0, epsilon=1.0, delta=1e-5, backend="opendp").shape == (3,)
+    # the numpy default is unchanged and reproducible
+    a = baselines.laplace_mechanism(x, sensitivity=1.0, epsilon=1.0, rng=4)
+    assert np.array_equal(a, baselines.laplace_mechanism(x, sensitivity=1.0, epsilon=1.0, rng=4))
+    with pytest.raises(ValueError, match="backend"):
+        baselines.laplace_mechanism(x, sensitivity=1.0, epsilon=1.0, backend="torch")
+    with pytest.raises(ValueError, match="backend"):
+        ct.bounded_histogram(N, C=2.0, epsilon=1.0, backend="torch")
