@@ -127,8 +127,9 @@ def glue(name: str, value: Any, display: bool = False, *, digits: int = GLUE_DIG
     ----------
     name : str
         Glue key, referenced from the prose as ``{glue:text}`name:.3f```.
-    value : float, int, str or bool
-        The value. A float must be finite.
+    value : float, int, str, bool or matplotlib Figure
+        The value. A float must be finite. A figure is glued as it is, for a
+        ``{glue:figure}`` directive that gives it a number, a caption and alt text.
     display : bool
         Passed to ``myst_nb.glue`` (show the value in the cell output too).
     digits : int
@@ -142,8 +143,11 @@ def glue(name: str, value: Any, display: bool = False, *, digits: int = GLUE_DIG
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty string; got {name!r}")
-    if isinstance(value, (bool, np.bool_)):
-        stored: Any = bool(value)
+    stored: Any
+    if hasattr(value, "savefig"):  # a matplotlib figure, pasted by {glue:figure} with a caption
+        stored = value
+    elif isinstance(value, (bool, np.bool_)):
+        stored = bool(value)
     elif isinstance(value, str):
         stored = value
     elif isinstance(value, numbers.Integral):
@@ -151,7 +155,9 @@ def glue(name: str, value: Any, display: bool = False, *, digits: int = GLUE_DIG
     elif isinstance(value, numbers.Real) or (isinstance(value, np.ndarray) and value.ndim == 0):
         stored = round_sig(float(value), digits)
     else:
-        raise ValueError(f"value for glue key {name!r} must be a number, string or boolean; got {type(value).__name__}")
+        raise ValueError(
+            f"value for glue key {name!r} must be a number, string, boolean or figure; got {type(value).__name__}"
+        )
     from myst_nb import glue as _myst_glue
 
     _myst_glue(name, stored, display=display)

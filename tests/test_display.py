@@ -92,5 +92,5 @@ def test_glue_rounds_before_storing(monkeypatch):
         glue("", 1.0)
     with pytest.raises(ValueError, match="finite"):
         glue("nan", float("nan"))
-    with pytest.raises(ValueError, match="number, string or boolean"):
+    with pytest.raises(ValueError, match="number, string, boolean or figure"):
         glue("arr", np.arange(3.0))
