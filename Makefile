@@ -16,7 +16,7 @@ JBFLAGS := -n -W --keep-going
 SANITIZE := tests/nbval_sanitize.cfg
 PORT ?= 8000
 
-.PHONY: help venv mathjax chromium notebooks book book-stored lint format test test-unit test-nbval test-nbval-baseline test-browser serve full clean
+.PHONY: help venv mathjax chromium notebooks verify book book-stored lint format test test-unit test-nbval test-nbval-baseline test-browser serve full clean
 
 help:
 	@sed -n '2,5p' Makefile
@@ -41,6 +41,11 @@ chromium:
 ## Re-execute the chapter notebooks and store their outputs (authors run this after a change).
 notebooks: venv
 	$(PY) scripts/execute_notebooks.py $(NB)
+
+## Re-run the check of one ledger claim: make verify CLAIM=S0-L3 (add FEDFREQ_SCALE=full for the papers' scale).
+verify: venv
+	@test -n "$(CLAIM)" || { echo "usage: make verify CLAIM=<ledger id>, e.g. make verify CLAIM=S0-L3"; exit 2; }
+	$(PY) scripts/verify_claim.py $(CLAIM)
 
 ## Paper-scale runs of every experiment (outputs go to _build/full, not into the book).
 full: venv

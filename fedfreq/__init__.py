@@ -1,8 +1,15 @@
 """fedfreq: the companion package of *Private Federated Frequency Estimation*.
 
-Every algorithm, estimator, bound and accountant used in the book lives here
-once; the chapter notebooks import it. The public API is flat: every name in a
-module's ``__all__`` is importable as ``fedfreq.<name>`` as well as from its module.
+Every algorithm, estimator, bound and accountant used in the book lives here once; the
+chapter notebooks import it. The package is organised by idea, one module (or
+subpackage) each, and the chapters import the modules under fixed aliases
+(``from fedfreq import sketch as sk``). Subpackages re-export their public names, so
+``fedfreq.accounting.cpbm_rdp`` works as well as
+``fedfreq.accounting.cpbm_accountant.cpbm_rdp``.
+
+The top-level namespace is deliberately small: the modules, the stable entry points
+that outside checks and readers' scripts call by name (listed in ``__all__``), and the
+claim helpers. Everything else is reached through its module.
 """
 
 from __future__ import annotations
@@ -31,58 +38,59 @@ from . import (
     trust_models,
 )
 from ._rng import as_generator
-from .accounting import *  # noqa: F401,F403
-from .baselines import *  # noqa: F401,F403
-from .bitpush import *  # noqa: F401,F403
+from .accounting import cpbm_rdp, rdp_to_dp
+from .bitpush import estimator_variance, optimal_probabilities
 from .claims import ClaimFailed, check_claim
-from .contribution import *  # noqa: F401,F403
-from .cpbm import *  # noqa: F401,F403
-from .datasets import *  # noqa: F401,F403
-from .deploy import *  # noqa: F401,F403
-from .heavy_hitters import *  # noqa: F401,F403
-from .kashin import *  # noqa: F401,F403
-from .metrics import *  # noqa: F401,F403
-from .protocols import *  # noqa: F401,F403
-from .quantiles import *  # noqa: F401,F403
-from .sample_threshold import *  # noqa: F401,F403
-from .secagg import *  # noqa: F401,F403
-from .skellam import *  # noqa: F401,F403
-from .sketch import *  # noqa: F401,F403
-from .trust_models import *  # noqa: F401,F403
+from .contribution import clipped_poisson_mean, gaussian_threshold, laplace_threshold
+from .cpbm import optimal_quantile
+from .sample_threshold import delta_exact, delta_simple, delta_theorem
+from .sketch import sketch_estimate
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
-_MODULES = (
-    accounting,
-    baselines,
-    bitpush,
-    contribution,
-    cpbm,
-    datasets,
-    deploy,
-    heavy_hitters,
-    kashin,
-    metrics,
-    protocols,
-    quantiles,
-    sample_threshold,
-    secagg,
-    sketch,
-    skellam,
-    trust_models,
+#: The modules of the package, in the order of the book.
+MODULES = (
+    "accounting",
+    "baselines",
+    "cpbm",
+    "kashin",
+    "secagg",
+    "quantiles",
+    "protocols",
+    "sketch",
+    "sample_threshold",
+    "heavy_hitters",
+    "bitpush",
+    "trust_models",
+    "skellam",
+    "contribution",
+    "metrics",
+    "datasets",
+    "deploy",
+    "exercises",
+    "claims",
+    "display",
+    "scale",
 )
 
-
-def _public_names() -> list[str]:
-    names: list[str] = ["as_generator", "check_claim", "ClaimFailed"]
-    owner: dict[str, str] = {}
-    for module in _MODULES:
-        for name in module.__all__:
-            if name in owner:
-                raise ImportError(f"fedfreq: {name} is exported by both {owner[name]} and {module.__name__}")
-            owner[name] = module.__name__
-            names.append(name)
-    return names
-
-
-__all__ = _public_names()
+__all__ = [
+    # stable entry points (see the API page)
+    "cpbm_rdp",
+    "rdp_to_dp",
+    "optimal_quantile",
+    "delta_theorem",
+    "delta_simple",
+    "delta_exact",
+    "estimator_variance",
+    "optimal_probabilities",
+    "sketch_estimate",
+    "laplace_threshold",
+    "gaussian_threshold",
+    "clipped_poisson_mean",
+    # helpers used by every chapter
+    "as_generator",
+    "check_claim",
+    "ClaimFailed",
+    # the modules
+    *MODULES,
+]

@@ -29,8 +29,12 @@ def check_real(
     high: float | None = None,
     low_open: bool = False,
     high_open: bool = False,
+    reason: str = "",
 ) -> float:
     """Return ``value`` as a finite float inside the given interval.
+
+    ``reason`` (e.g. why ``high`` is the limit) is appended to the message of a value
+    above ``high``.
 
     Raises
     ------
@@ -50,14 +54,17 @@ def check_real(
     if low is not None and (x < low or (low_open and x == low)):
         raise ValueError(f"{name} must lie in {rng_txt}; got {value!r}")
     if high is not None and (x > high or (high_open and x == high)):
-        raise ValueError(f"{name} must lie in {rng_txt}; got {value!r}")
+        why = f" ({reason})" if reason else ""
+        raise ValueError(f"{name} must lie in {rng_txt}; got {value!r}{why}")
     return x
 
 
-def check_int(name: str, value, *, low: int | None = None, high: int | None = None) -> int:
+def check_int(name: str, value, *, low: int | None = None, high: int | None = None, reason: str = "") -> int:
     """Return ``value`` as a Python int inside ``[low, high]``.
 
     Integral floats such as ``1e9`` are accepted; ``2.5``, NaN and booleans are not.
+    ``reason`` (e.g. why ``high`` is the limit) is appended to the message of a value
+    outside the range.
     """
     rng_txt = _interval(low, high, False, False)
     if isinstance(value, bool):
@@ -69,7 +76,8 @@ def check_int(name: str, value, *, low: int | None = None, high: int | None = No
     else:
         raise ValueError(f"{name} must be an integer in {rng_txt}; got {value!r}")
     if (low is not None and k < low) or (high is not None and k > high):
-        raise ValueError(f"{name} must be an integer in {rng_txt}; got {value!r}")
+        why = f" ({reason})" if reason and high is not None and k > high else ""
+        raise ValueError(f"{name} must be an integer in {rng_txt}; got {value!r}{why}")
     return k
 
 
@@ -128,6 +136,16 @@ def check_array(
         if np.any(bad):
             raise ValueError(f"{name} entries must lie in {rng_txt}; got max {arr.max()!r}")
     return arr
+
+
+def check_bool(name: str, value) -> bool:
+    """Return ``value`` as a bool; only ``True``/``False`` (or numpy booleans) are accepted.
+
+    A string such as ``"False"`` is refused rather than read as true.
+    """
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
 
 
 def check_choice(name: str, value, choices) -> str:

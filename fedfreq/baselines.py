@@ -360,7 +360,7 @@ def kary_randomized_response(items, *, k: int, epsilon: float, rng=None) -> np.n
     >>> kary_randomized_response([0, 3, 2], k=4, epsilon=50.0, rng=0)
     array([0, 3, 2])
     """
-    k_ = check_int("k", k, low=2)
+    k_ = check_int("k", k, low=2, high=10**8, reason="one count per item must fit in memory")
     x = check_array("items", items, integer=True, low=0, high=k_ - 1)
     eps = _check_epsilon(epsilon)
     p, _, _ = _kary_probs(eps, k_)
@@ -401,7 +401,7 @@ def kary_rr_frequency_estimate(reports, *, k: int, epsilon: float) -> np.ndarray
     >>> kary_rr_frequency_estimate([0, 0, 1, 2], k=3, epsilon=math.log(4.0)).round(6)
     array([2.666667, 0.666667, 0.666667])
     """
-    k_ = check_int("k", k, low=2)
+    k_ = check_int("k", k, low=2, high=10**8, reason="one count per item must fit in memory")
     y = check_array("reports", reports, integer=True, low=0, high=k_ - 1)
     eps = _check_epsilon(epsilon)
     _, q, pmq = _kary_probs(eps, k_)
@@ -451,7 +451,7 @@ def kary_rr_count_variance(n: int, true_count, *, k: int, epsilon: float):
         c, scalar = np.asarray(check_int("true_count", true_count, low=0, high=n_), dtype=float), True
     else:
         c, scalar = check_array("true_count", true_count, integer=True, low=0, high=n_).astype(float), False
-    k_ = check_int("k", k, low=2)
+    k_ = check_int("k", k, low=2, high=10**8, reason="one count per item must fit in memory")
     eps = _check_epsilon(epsilon)
     p, q, pmq = _kary_probs(eps, k_)
     out = (c * p * (1.0 - p) + (n_ - c) * q * (1.0 - q)) / pmq**2

@@ -1,17 +1,55 @@
 """Claim cells: the one way a chapter records the verdict on a paper's result.
 
-Every chapter ends each verification with a call to :func:`check_claim`. The call
-prints a one-line verdict and raises :class:`ClaimFailed` when the computation does
-not support the claim, so a failing claim fails notebook execution, the book build
-and the nbval run. The claims ledger (``book/claims.yml``) lists every claim id; a
-test checks that each ledger entry is checked by exactly one claim cell.
+Every chapter ends each verification with a call to :func:`check_claim`. ``passed``
+always says whether the paper's statement (or, for a corrected claim, the corrected
+statement) holds in the computation. The call prints a one-line verdict; when the
+statement does not hold it either prints the verdict the chapter expects in that case
+(``otherwise``: refuted, not reproduced at the book's scale, …) or, if the chapter did not
+expect it, raises :class:`ClaimFailed`, which fails notebook execution, the book build and
+the nbval run. The claims ledger (``book/claims/<chapter>.yml``) lists every claim id with
+its verdict; a test checks that each ledger entry is checked by exactly one claim cell and
+that the stored output prints the ledger's verdict, so a verdict that changes (a paper's
+result that now reproduces, or a check that now fails) is caught.
+
+The verdicts
+------------
+``verified``
+    The paper's statement holds.
+``verified with correction``
+    The corrected statement on the Errata page holds (the ledger entry has an erratum).
+``reproduced under another reading``
+    The statement holds under a reading of the paper's parameters other than the literal
+    one; the ledger entry names the reading.
+``refuted``
+    The computation shows the statement is false (the ledger entry has an erratum with
+    the evidence).
+``not reproduced at the book's scale``
+    The statement does not hold at the book's reduced scale; the ledger entry says what
+    was reduced and gives the result at the papers' scale (``FEDFREQ_SCALE=full``).
+``not reproduced on stand-in data``
+    The statement does not hold on the stand-in for the paper's dataset; the ledger entry
+    says why the stand-in differs.
+``not checkable``
+    The statement cannot be checked (the ledger entry says why).
 """
 
 from __future__ import annotations
 
 import re
 
-VERDICTS = ("verified", "verified with correction", "not reproducible")
+__all__ = ["VERDICTS", "HOLDS", "FAILS", "ClaimFailed", "check_claim"]
+
+#: Verdicts printed when the statement holds.
+HOLDS = ("verified", "verified with correction", "reproduced under another reading")
+#: Verdicts a chapter may expect when the statement does not hold.
+FAILS = (
+    "refuted",
+    "not reproduced at the book's scale",
+    "not reproduced on stand-in data",
+    "not checkable",
+)
+VERDICTS = HOLDS + FAILS
+_LEGACY = ("not reproducible",)  # being migrated to the verdicts above
 _ID = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Za-z0-9.]+)+$")
 
 
@@ -19,7 +57,14 @@ class ClaimFailed(AssertionError):
     """Raised by :func:`check_claim` when the evidence does not support a claim."""
 
 
-def check_claim(claim_id: str, *, passed: bool, evidence: str, verdict: str = "verified") -> None:
+def check_claim(
+    claim_id: str,
+    *,
+    passed: bool,
+    evidence: str,
+    verdict: str = "verified",
+    otherwise: str | None = None,
+) -> None:
     """Record the verdict on one ledger claim.
 
     Prints the line ``<id>: <verdict>. <evidence>`` and returns nothing, so that a
@@ -28,23 +73,24 @@ def check_claim(claim_id: str, *, passed: bool, evidence: str, verdict: str = "v
     Parameters
     ----------
     claim_id : str
-        Ledger id, e.g. ``"S0-L3"`` (seed 000, Lemma 3) or ``"F-GAUSS-RDP"``
+        Ledger id, e.g. ``"S0-L3"`` (the OcPBM paper, Lemma 3) or ``"F-GAUSS-RDP"``
         (a background result checked in the Foundations chapter).
     passed : bool
-        Outcome of the check (an exact comparison, or a Monte Carlo test with a
-        CLT-based tolerance). Must be a real boolean, not an array.
+        Whether the paper's statement (as corrected, for ``"verified with correction"``)
+        holds in the computation: an exact comparison, or a Monte Carlo test with a
+        CLT-based tolerance. Must be a real boolean, not an array.
     evidence : str
         One line with the numbers behind the verdict (error, tolerance, trials).
-    verdict : {"verified", "verified with correction", "not reproducible"}
-        What the ledger says about the paper's statement when ``passed`` holds.
-        ``"verified with correction"`` means the check passes for the corrected
-        statement documented on the Errata page; ``"not reproducible"`` means the
-        check establishes that the paper's statement cannot be reproduced.
+    verdict : str
+        One of :data:`HOLDS`: the verdict printed when ``passed`` is true.
+    otherwise : str, optional
+        One of :data:`FAILS`: the verdict printed when ``passed`` is false. Without it, a
+        false ``passed`` raises :class:`ClaimFailed`.
 
     Raises
     ------
     ClaimFailed
-        If ``passed`` is false.
+        If ``passed`` is false and ``otherwise`` is not given.
     ValueError
         For a malformed id, an unknown verdict or a non-boolean ``passed``.
 
@@ -52,14 +98,23 @@ def check_claim(claim_id: str, *, passed: bool, evidence: str, verdict: str = "v
     --------
     >>> check_claim("F-DEMO", passed=True, evidence="1 == 1")
     F-DEMO: verified. 1 == 1
+    >>> check_claim("F-DEMO", passed=False, evidence="2 != 3", otherwise="refuted")
+    F-DEMO: refuted. 2 != 3
     """
     if not isinstance(claim_id, str) or not _ID.match(claim_id):
         raise ValueError(f"claim_id must look like 'S0-L3' or 'F-GAUSS-RDP'; got {claim_id!r}")
-    if verdict not in VERDICTS:
-        raise ValueError(f"verdict must be one of {VERDICTS}; got {verdict!r}")
+    if verdict not in HOLDS + _LEGACY:
+        raise ValueError(f"verdict must be one of {HOLDS}; got {verdict!r}")
+    if otherwise is not None and otherwise not in FAILS:
+        raise ValueError(f"otherwise must be one of {FAILS} or None; got {otherwise!r}")
     if type(passed).__name__ not in ("bool", "bool_"):
         raise ValueError(f"passed must be a boolean; got {type(passed).__name__}")
-    evidence = " ".join(str(evidence).split())
-    if not passed:
+    if not isinstance(evidence, str):
+        raise ValueError(f"evidence must be a string; got {type(evidence).__name__}")
+    evidence = " ".join(evidence.split())
+    if passed:
+        print(f"{claim_id}: {verdict}. {evidence}")
+    elif otherwise is not None:
+        print(f"{claim_id}: {otherwise}. {evidence}")
+    else:
         raise ClaimFailed(f"{claim_id}: CHECK FAILED. {evidence}")
-    print(f"{claim_id}: {verdict}. {evidence}")

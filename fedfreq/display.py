@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import check_real
+
 __all__ = ["GLUE_DIGITS", "glue", "round_sig", "bound_text"]
 
 #: Significant digits kept by :func:`glue` unless a call asks for fewer or more. Eight
@@ -104,12 +106,8 @@ def bound_text(value, floor: float, *, digits: int = 2) -> str:
     >>> bound_text(0.0123, 1e-12)
     '0.012'
     """
-    x = float(value)
-    if not math.isfinite(x):
-        raise ValueError(f"value must be finite; got {value!r}")
-    f = float(floor)
-    if not (math.isfinite(f) and f > 0):
-        raise ValueError(f"floor must be a positive finite number; got {floor!r}")
+    x = check_real("value", value)
+    f = check_real("floor", floor, low=0.0, low_open=True)
     if isinstance(digits, bool) or not isinstance(digits, numbers.Integral) or not 1 <= digits <= 6:
         raise ValueError(f"digits must be an integer in [1, 6]; got {digits!r}")
     if abs(x) < f:
@@ -143,6 +141,8 @@ def glue(name: str, value: Any, display: bool = False, *, digits: int = GLUE_DIG
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty string; got {name!r}")
+    if not isinstance(display, bool | np.bool_):
+        raise ValueError(f"display must be True or False; got {display!r}")
     stored: Any
     if hasattr(value, "savefig"):  # a matplotlib figure, pasted by {glue:figure} with a caption
         stored = value

@@ -32,7 +32,7 @@ import numpy as np
 from scipy import special
 
 from ._rng import as_generator
-from ._validation import check_array, check_int, check_real
+from ._validation import check_array, check_bool, check_int, check_real
 from .sample_threshold import _rate, _tau
 
 __all__ = [
@@ -51,10 +51,29 @@ __all__ = [
     "optimal_composition_delta",
     "optimal_composition_epsilon",
     "decode_words",
-    "check_decomposition",
 ]
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+# Codes of a tree with `levels` levels and `branching` children are int64 integers below
+# branching**levels: at most 2**62.
+_MAX_CODE_BITS = 62
+# Composition: epsilon enters through exp(epsilon); L + 1 binomial terms are summed.
+_MAX_EPSILON = 700.0
+_EXP_LIMIT = "the composition bounds evaluate exp(epsilon) in floating point"
+_MAX_COMPOSED = 10**6
+
+
+def _check_tree(branching, levels) -> tuple[int, int]:
+    """(branching, levels) of a tree whose leaf codes fit in int64."""
+    b = check_int("branching", branching, low=2)
+    L = check_int("levels", levels, low=1)
+    if L * math.log2(b) > _MAX_CODE_BITS:
+        raise ValueError(
+            f"branching**levels must be at most 2**{_MAX_CODE_BITS} (leaf codes are int64); "
+            f"got branching={b}, levels={L}"
+        )
+    return b, L
 
 
 def encode_words(words, *, length: int) -> np.ndarray:
@@ -111,8 +130,7 @@ def value_to_leaf(values, *, branching: int, levels: int) -> np.ndarray:
     >>> value_to_leaf([1 / 3], branching=4, levels=2)  # the range [5/16, 6/16)
     array([5])
     """
-    b = check_int("branching", branching, low=2)
-    L = check_int("levels", levels, low=1)
+    b, L = _check_tree(branching, levels)
     v = check_array("values", values, ndim=1, low=0.0, high=1.0)
     size = b**L
     return np.minimum(np.floor(v * size).astype(np.int64), size - 1)
@@ -164,8 +182,8 @@ def triehh_plus_plus(
     >>> [level[0].tolist() for level in trie]
     [[1], [5]]
     """
-    b = check_int("branching", branching, low=2)
-    L = check_int("levels", levels, low=1)
+    restrict = check_bool("restrict", restrict)
+    b, L = _check_tree(branching, levels)
     x = _check_codes(codes, b, L)
     p = _rate(sampling_rate)
     t = _tau(tau)
@@ -206,9 +224,15 @@ def trie_level_counts(trie, level: int, nodes) -> np.ndarray:
     >>> trie_level_counts(trie, 1, [0, 1, 3]).tolist()
     [0, 20, 30]
     """
+    if trie is None or isinstance(trie, str | bytes) or not hasattr(trie, "__len__") or len(trie) == 0:
+        raise ValueError(f"trie must be a non-empty sequence of (codes, counts) pairs, one per level; got {trie!r}")
     lv = check_int("level", level, low=1, high=len(trie))
     q = check_array("nodes", nodes, integer=True, low=0)
-    pub, cnt = trie[lv - 1]
+    entry = trie[lv - 1]
+    if not hasattr(entry, "__len__") or len(entry) != 2:
+        raise ValueError(f"trie[{lv - 1}] must be a pair (published codes, counts); got {entry!r}")
+    pub = check_array(f"trie[{lv - 1}] codes", entry[0], ndim=1, integer=True, low=0)
+    cnt = check_array(f"trie[{lv - 1}] counts", entry[1], shape=(pub.size,), integer=True, low=0)
     if pub.size == 0:
         return np.zeros(q.shape, dtype=np.int64)
     idx = np.clip(np.searchsorted(pub, q), 0, pub.size - 1)
@@ -271,8 +295,7 @@ def range_decomposition(r: int, *, branching: int, levels: int) -> list[tuple[in
     >>> range_decomposition(11, branching=4, levels=2)  # [0, 11/16) = [0, 1/4) + [1/4, 2/4) + [8/16, 11/16)
     [(1, 0), (1, 1), (2, 8), (2, 9), (2, 10)]
     """
-    b = check_int("branching", branching, low=2)
-    L = check_int("levels", levels, low=1)
+    b, L = _check_tree(branching, levels)
     R = check_int("r", r, low=0, high=b**L)
     out = []
     done = 0  # in units of the current level's nodes
@@ -296,8 +319,7 @@ def range_counts(trie, r, *, branching: int, levels: int) -> np.ndarray:
     >>> range_counts(trie, [0, 1, 2, 3, 4], branching=2, levels=2).tolist()
     [0, 4, 10, 19, 30]
     """
-    b = check_int("branching", branching, low=2)
-    L = check_int("levels", levels, low=1)
+    b, L = _check_tree(branching, levels)
     if len(trie) != L:
         raise ValueError(f"trie must have levels = {L} entries; got {len(trie)}")
     R = check_array("r", r, integer=True, low=0, high=b**L)
@@ -328,8 +350,7 @@ def trie_quantile(trie, phi: float, *, branching: int, levels: int, total: float
     >>> trie_quantile(trie, 0.5, branching=2, levels=2, total=30)
     0.75
     """
-    b = check_int("branching", branching, low=2)
-    L = check_int("levels", levels, low=1)
+    b, L = _check_tree(branching, levels)
     f = check_real("phi", phi, low=0.0, high=1.0, low_open=True)
     tot = check_real("total", total, low=0.0, low_open=True)
     r = np.arange(b**L + 1)
@@ -344,9 +365,9 @@ def trie_quantile(trie, phi: float, *, branching: int, levels: int, total: float
 
 
 def _eps_delta(epsilon, delta, levels):
-    e = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    e = check_real("epsilon", epsilon, low=0.0, high=_MAX_EPSILON, low_open=True, reason=_EXP_LIMIT)
     d = check_real("delta", delta, low=0.0, high=1.0, high_open=True)
-    L = check_int("levels", levels, low=1)
+    L = check_int("levels", levels, low=1, high=_MAX_COMPOSED, reason="the exact composition sums L + 1 terms")
     return e, d, L
 
 
@@ -458,41 +479,3 @@ def optimal_composition_epsilon(epsilon: float, delta: float, levels: int, total
         else:
             lo = mid
     return round(hi, 12)
-
-
-def check_decomposition(func) -> str:
-    r"""Self-check for an exercise: ``func(r, branching, levels)`` must return the greedy
-    decomposition of the leaf range [0, r) as a list of ``(level, node)`` pairs.
-
-    Tests random ``(r, branching, levels)``: the nodes must tile [0, r) exactly and use at
-    most β − 1 nodes per level. Returns a message; never prints a correct answer.
-
-    Examples
-    --------
-    >>> check_decomposition(lambda r, branching, levels: range_decomposition(r, branching=branching, levels=levels))
-    'Correct: every range was tiled exactly with at most (branching - 1) nodes per level.'
-    """
-    rng = np.random.default_rng(12345)
-    for _ in range(200):
-        b = int(rng.integers(2, 6))
-        L = int(rng.integers(1, 5))
-        r = int(rng.integers(0, b**L))
-        try:
-            parts = list(func(r, b, L))
-        except Exception as exc:  # noqa: BLE001 - report any failure of the student's code
-            return f"Your function raised {type(exc).__name__} for r={r}, branching={b}, levels={L}."
-        covered: list[int] = []
-        per_level: dict[int, int] = {}
-        for level, node in parts:
-            if not (1 <= level <= L):
-                return f"Level {level} is outside 1..{L} (r={r}, branching={b}, levels={L})."
-            w = b ** (L - level)
-            covered += range(node * w, (node + 1) * w)
-            per_level[level] = per_level.get(level, 0) + 1
-        if sorted(covered) != list(range(r)):
-            return f"The nodes do not tile [0, {r}) exactly for branching={b}, levels={L} (gaps or overlaps)."
-        if any(c > b - 1 for c in per_level.values()):
-            return (
-                f"Some level uses more than branching - 1 = {b - 1} nodes (r={r}, levels={L}): use coarser nodes first."
-            )
-    return "Correct: every range was tiled exactly with at most (branching - 1) nodes per level."

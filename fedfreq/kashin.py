@@ -34,7 +34,7 @@ import numpy as np
 from scipy import fft, stats
 
 from ._rng import as_generator
-from ._validation import check_array, check_choice, check_int, check_real
+from ._validation import check_array, check_bool, check_choice, check_int, check_real
 
 __all__ = [
     "tight_frame",
@@ -66,6 +66,10 @@ def _check_x(x, d: int) -> tuple[np.ndarray, bool]:
     return arr, False
 
 
+#: Largest frame size D: both constructions build a dense D×D matrix (512 MB at 8192).
+MAX_FRAME_SIZE = 8192
+
+
 def tight_frame(d: int, D: int, *, kind: str = "orthogonal", rng=None) -> np.ndarray:
     r"""A random tight frame :math:`U \in \mathbb R^{d\times D}` (:math:`U U^\top = I_d`).
 
@@ -81,7 +85,8 @@ def tight_frame(d: int, D: int, *, kind: str = "orthogonal", rng=None) -> np.nda
     Parameters
     ----------
     d, D : int
-        Data dimension d >= 1 and number of frame vectors D >= d.
+        Data dimension d >= 1 and number of frame vectors D >= d, at most
+        ``MAX_FRAME_SIZE`` = 8192 (the frame is built from a dense D×D matrix).
     kind : {"orthogonal", "dct"}
     rng : Generator, int or None
 
@@ -96,8 +101,8 @@ def tight_frame(d: int, D: int, *, kind: str = "orthogonal", rng=None) -> np.nda
     >>> U.shape, bool(np.allclose(U @ U.T, np.eye(3)))
     ((3, 8), True)
     """
-    d = check_int("d", d, low=1)
-    D = check_int("D", D, low=d)
+    d = check_int("d", d, low=1, high=MAX_FRAME_SIZE, reason="the frame is built from a dense D x D matrix")
+    D = check_int("D", D, low=d, high=MAX_FRAME_SIZE, reason="the frame is built from a dense D x D matrix")
     check_choice("kind", kind, {"orthogonal", "dct"})
     gen = as_generator(rng)
     if kind == "orthogonal":
@@ -186,11 +191,14 @@ def kashin_representation(x, U, *, eta: float, nu: float, iterations: int = 20, 
     >>> bool(np.allclose(U @ y, x))
     True
     """
+    exact = check_bool("exact", exact)
     U = _check_frame(U)
     X, single = _check_x(x, U.shape[0])
     eta = check_real("eta", eta, low=0.0, high=1.0, low_open=True, high_open=True)
     nu = check_real("nu", nu, low=0.0, high=1.0, low_open=True)
-    r_ = check_int("iterations", iterations, low=1)
+    r_ = check_int(
+        "iterations", iterations, low=1, high=10_000, reason="the algorithm converges geometrically; 20 suffice"
+    )
     if not isinstance(exact, bool):
         raise ValueError(f"exact must be True or False; got {exact!r}")
     D = U.shape[1]
@@ -227,8 +235,8 @@ def uncertainty_eta(U, nu: float, *, starts: int = 8, steps: int = 30, rng=None)
     """
     U = _check_frame(U)
     nu = check_real("nu", nu, low=0.0, high=1.0, low_open=True)
-    starts = check_int("starts", starts, low=1)
-    steps = check_int("steps", steps, low=1)
+    starts = check_int("starts", starts, low=1, high=10_000)
+    steps = check_int("steps", steps, low=1, high=100_000)
     gen = as_generator(rng)
     d, D = U.shape
     size = max(1, int(math.floor(nu * D)))

@@ -426,7 +426,7 @@ def nrmse_of_runs(run, truth, *, reps: int) -> float:
     >>> round(nrmse_of_runs(lambda: 10.0 + g.normal(), 10.0, reps=2000), 1)
     0.1
     """
-    reps = check_int("reps", reps, low=2)
+    reps = check_int("reps", reps, low=2, high=10**7, reason="each repetition runs the estimator once")
     if not callable(run):
         raise ValueError(f"run must be callable; got {type(run).__name__}")
     return float(nrmse(np.array([run() for _ in range(reps)], dtype=float), truth))

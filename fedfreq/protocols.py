@@ -33,7 +33,6 @@ Floating-point sampling is a simulation, not a safe DP implementation.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +42,7 @@ from . import secagg
 from ._rng import as_generator
 from ._validation import check_array, check_choice, check_int, check_real
 from .accounting import DEFAULT_ORDERS, cpbm_rdp, gaussian_sigma, rdp_to_dp
+from .accounting.cpbm_accountant import MAX_USERS
 from .cpbm import _representation, clip_l2, cpbm_encode, cpbm_server, optimal_quantile
 from .kashin import kashin_level, kashin_representation
 
@@ -54,7 +54,6 @@ __all__ = [
     "mffe",
     "mffe_rdp",
     "multiround_fixed_estimate",
-    "check_multiround_level",
     "tffe_epsilon",
     "sample_items",
     "normalize_estimate",
@@ -62,6 +61,30 @@ __all__ = [
     "central_gaussian_estimate",
     "local_gaussian_estimate",
 ]
+
+
+#: Largest number of binomial trials per coordinate: the secure sum of n users' outputs
+#: must stay far inside the int64 modulus of :mod:`fedfreq.secagg`.
+MAX_TRIALS = 2**20
+
+
+def _check_cpbm_parameters(**params) -> dict:
+    """Validate cPBM parameters under the names the caller used (``theta_q``, ``m_q``, ``N``...)."""
+    out = {}
+    for name, value in params.items():
+        if name.startswith("theta"):
+            out[name] = check_real(name, value, low=0.0, high=0.25, low_open=True)
+        elif name.startswith("m"):
+            out[name] = check_int(
+                name, value, low=1, high=MAX_TRIALS, reason="n users' sums must fit the secure-sum modulus"
+            )
+        elif name in ("n", "N"):
+            out[name] = check_int(
+                name, value, low=1, high=MAX_USERS, reason="the accountant sums a window growing like sqrt(n)"
+            )
+        else:
+            out[name] = check_int(name, value, low=1)
+    return out
 
 
 def _cpbm_round(Y: np.ndarray, U: np.ndarray, *, theta: float, C: float, m: int, g) -> np.ndarray:
@@ -162,7 +185,8 @@ def tffe(
     g = as_generator(rng)
     n = X.shape[0]
     D = U.shape[1]
-    m = check_int("m", m, low=1)
+    p = _check_cpbm_parameters(theta=theta, m=m, theta_q=theta_q, m_q=m_q)
+    m, theta, m_q, theta_q = p["m"], p["theta"], p["m_q"], p["theta_q"]
     Y = _representation(X, U, y, eta=eta, nu=nu, iterations=iterations)
     norms = np.linalg.norm(Y, axis=1)
     gam = (
@@ -201,6 +225,8 @@ def tffe_rdp(order, *, n: int, D: int, b: int, theta: float, m: int, theta_q: fl
     >>> bool(r > 0)
     True
     """
+    p = _check_cpbm_parameters(n=n, D=D, theta=theta, m=m, theta_q=theta_q, m_q=m_q)
+    n, D, theta, m, theta_q, m_q = p["n"], p["D"], p["theta"], p["m"], p["theta_q"], p["m_q"]
     freq = cpbm_rdp(order, n=n, theta=theta, m=m, dim=D)
     quant = _q.histogram_rdp(order, encoding="dht", b=b, n=n, m=m_q, theta=theta_q, rule=rule)
     return freq + quant
@@ -260,7 +286,8 @@ def mffe(
     C0 : float
         Initial threshold :math:`C^{(1)} > 0`.
     lr : float
-        Learning rate :math:`\eta > 0` of the geometric update.
+        Learning rate :math:`\eta` in (0, 100] of the geometric update (a larger step
+        overflows the threshold in one round).
     gamma : float, optional
         Target level; default the Eq. 5 optimum with the whole population
         (``target="n"``, Cor. 1) or with the per-round size (``target="N"``,
@@ -283,9 +310,10 @@ def mffe(
     if n % R:
         raise ValueError(f"rounds must divide the number of users n = {n}; got {R}")
     N = n // R
-    m = check_int("m", m, low=1)
+    p = _check_cpbm_parameters(theta=theta, m=m, theta_q=theta_q, m_q=m_q)
+    m, theta, m_q, theta_q = p["m"], p["theta"], p["m_q"], p["theta_q"]
     C = check_real("C0", C0, low=0.0, low_open=True)
-    lr = check_real("lr", lr, low=0.0, low_open=True)
+    lr = check_real("lr", lr, low=0.0, high=100.0, low_open=True)
     check_choice("target", target, ("n", "N"))
     gam = (
         optimal_quantile(D=D, m=m, n=n if target == "n" else N, theta=theta)
@@ -351,55 +379,11 @@ def multiround_fixed_estimate(
     if n % R:
         raise ValueError(f"rounds must divide the number of users n = {n}; got {R}")
     C = check_real("C", C, low=0.0, low_open=True)
-    m = check_int("m", m, low=1)
+    m = _check_cpbm_parameters(m=m)["m"]
     N = n // R
     Y = kashin_representation(X, U, eta=eta, nu=nu, iterations=iterations)
     est = [_cpbm_round(Y[r * N : (r + 1) * N], U, theta=theta, C=C, m=m, g=g) for r in range(R)]
     return np.mean(est, axis=0)
-
-
-def check_multiround_level(func, *, rng=20260405) -> str:
-    r"""Self-check for the exercise "the optimal quantile level of the multi-round protocol".
-
-    ``func(D, m, N, R, theta)`` must return the quantile level :math:`\gamma^*`
-    that minimises the Eq. 4 bound of the *averaged* estimator
-    :math:`\frac1R\sum_r \hat x^{(r)}` of :math:`R` rounds with :math:`N` users
-    each (seed 000, Corollary 1). Checked on random designs; the message never
-    reveals the expected level.
-
-    Examples
-    --------
-    >>> print(check_multiround_level(lambda D, m, N, R, theta: optimal_quantile(D=D, m=m, n=N * R, theta=theta)))
-    Passed: ...
-    """
-    gen = as_generator(rng)
-    cases = [(100, 15, 1000, 100, 0.2), (200, 30, 500, 4, 0.2), (50, 8, 2000, 10, 0.25)]
-    cases += [
-        (
-            int(gen.integers(10, 400)),
-            int(gen.integers(4, 64)),
-            int(gen.integers(500, 5000)),
-            int(gen.integers(2, 200)),
-            float(gen.uniform(0.15, 0.25)),
-        )
-        for _ in range(6)
-    ]
-    for i, (D, m, N, R, theta) in enumerate(cases, 1):
-        try:
-            got = float(func(D, m, N, R, theta))
-        except Exception as exc:
-            return f"Your function raised {type(exc).__name__}: {exc}"
-        if not math.isfinite(got) or not 0.0 <= got <= 1.0:
-            return f"Case {i}: a quantile level must lie in [0, 1]; got {got!r}."
-        want = optimal_quantile(D=D, m=m, n=N * R, theta=theta)
-        if abs(got - want) > 1e-9:
-            hint = (
-                "your level ignores the number of rounds: the averaged estimator's noise comes from all users"
-                if abs(got - optimal_quantile(D=D, m=m, n=N, theta=theta)) < 1e-9
-                else "differentiate the Eq. 4 bound of the averaged estimator with respect to C"
-            )
-            return f"Not yet (case {i} of {len(cases)}, R = {R}): {hint}."
-    return f"Passed: your level is optimal in all {len(cases)} designs."
 
 
 def mffe_rdp(order, *, N: int, D: int, theta: float, m: int, theta_q: float, m_q: int):
@@ -418,6 +402,8 @@ def mffe_rdp(order, *, N: int, D: int, theta: float, m: int, theta_q: float, m_q
     >>> bool(mffe_rdp(2.0, N=1000, D=100, theta=0.2, m=15, theta_q=0.2, m_q=15) > 0)
     True
     """
+    p = _check_cpbm_parameters(N=N, D=D, theta=theta, m=m, theta_q=theta_q, m_q=m_q)
+    N, D, theta, m, theta_q, m_q = p["N"], p["D"], p["theta"], p["m"], p["theta_q"], p["m_q"]
     return cpbm_rdp(order, n=N, theta=theta, m=m, dim=D) + cpbm_rdp(order, n=N, theta=theta_q, m=m_q, dim=1)
 
 
@@ -485,13 +471,22 @@ def normalize_estimate(
     After normalisation :math:`\|y_i\|_2 \le \sqrt D\|y_i\|_\infty \le K`, so
     :math:`C = K` (:func:`fedfreq.kashin.kashin_level`) never clips. The output
     estimates the mean of the *normalised* histograms, hence its bias.
+
+    Examples
+    --------
+    >>> from fedfreq.kashin import tight_frame
+    >>> U = tight_frame(4, 8, rng=0)
+    >>> x = np.tile([3.0, 4.0, 0.0, 0.0], (400, 1))
+    >>> normalize_estimate(x, U, theta=0.25, m=16, rng=1).shape
+    (4,)
     """
     X, U = _check_x_U(x, U)
+    p = _check_cpbm_parameters(theta=theta, m=m)
     norms = np.linalg.norm(X, axis=1, keepdims=True)
     Xn = np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
     Y = kashin_representation(Xn, U, eta=eta, nu=nu, iterations=iterations)
     C = kashin_level(eta, nu)
-    return _cpbm_round(Y, U, theta=theta, C=C, m=check_int("m", m, low=1), g=as_generator(rng))
+    return _cpbm_round(Y, U, theta=p["theta"], C=C, m=p["m"], g=as_generator(rng))
 
 
 def sample_estimate(
@@ -503,13 +498,23 @@ def sample_estimate(
     nothing is clipped; the output estimates the mean of the *sampled*
     histograms. Sample(one) is ``k=1``; Sample(0.25) is
     ``k = ceil(0.25 * max_i ||x_i||_1)``.
+
+    Examples
+    --------
+    >>> from fedfreq.kashin import tight_frame
+    >>> U = tight_frame(4, 8, rng=0)
+    >>> x = np.tile([3.0, 4.0, 0.0, 0.0], (400, 1))
+    >>> sample_estimate(x, U, k=2, theta=0.25, m=16, rng=1).shape
+    (4,)
     """
     X, U = _check_x_U(x, U)
+    p = _check_cpbm_parameters(theta=theta, m=m)
+    k = check_int("k", k, low=1)
     g = as_generator(rng)
     Xs = sample_items(np.rint(X).astype(np.int64), k, rng=g).astype(float)
     Y = kashin_representation(Xs, U, eta=eta, nu=nu, iterations=iterations)
-    C = kashin_level(eta, nu) * check_int("k", k, low=1)
-    return _cpbm_round(Y, U, theta=theta, C=C, m=check_int("m", m, low=1), g=g)
+    C = kashin_level(eta, nu) * k
+    return _cpbm_round(Y, U, theta=p["theta"], C=C, m=p["m"], g=g)
 
 
 def central_gaussian_estimate(x, *, C: float, epsilon: float, delta: float, rng=None) -> np.ndarray:

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._rng import as_generator
-from ._validation import check_array, check_choice, check_int, check_real
+from ._validation import check_array, check_bool, check_choice, check_int, check_real
 
 __all__ = [
     "ENCODINGS",
@@ -83,7 +83,6 @@ __all__ = [
     "flat_variance_bound",
     "hh_variance_bound",
     "dht_variance_bound",
-    "check_dht_decoder",
 ]
 
 ENCODINGS = ("flat", "hh", "dht")
@@ -206,6 +205,7 @@ def haar_transform(counts, *, rescaled: bool = True) -> tuple[np.ndarray, np.nda
     >>> float(h0), h.tolist()
     (1.5, [2.0, 2.0, -2.0])
     """
+    rescaled = check_bool("rescaled", rescaled)
     c, b = _check_counts(counts)
     sums = c.astype(float)
     blocks = []
@@ -247,6 +247,7 @@ def inverse_haar_transform(h0, coeffs, *, rescaled: bool = True) -> np.ndarray:
     >>> inverse_haar_transform(1.5, [2.0, 2.0, -2.0]).tolist()
     [3.0, 1.0, 0.0, 2.0]
     """
+    rescaled = check_bool("rescaled", rescaled)
     h = check_array("coeffs", coeffs, min_size=1)
     if h.ndim < 1:
         raise ValueError("coeffs must have at least one dimension")
@@ -504,6 +505,7 @@ def max_prefix_weight(encoding: str, b: int) -> tuple[float, int]:
     >>> max_prefix_weight("flat", 3)
     (8.0, 8)
     """
+    b = _check_b(b)
     w = prefix_weights(np.arange(1, 2**b + 1), encoding=encoding, b=b)
     tot = np.sum(w**2, axis=1)
     i = int(np.argmax(tot))
@@ -578,7 +580,9 @@ def range_count(prefix, lo, hi) -> np.ndarray:
     >>> float(range_count([1.0, 3.0, 3.0, 4.0], 2, 4))
     3.0
     """
-    p = check_array("prefix", prefix)
+    p = check_array("prefix", prefix, min_size=1)
+    if p.ndim not in (1, 2):
+        raise ValueError(f"prefix must be 1-D (one histogram) or 2-D (one per row); got shape {p.shape}")
     nb = p.shape[-1]
     lo = check_int("lo", lo, low=1, high=nb)
     hi = check_int("hi", hi, low=lo, high=nb)
@@ -599,6 +603,7 @@ def exact_sum_mechanism(user_vectors, rng=None) -> np.ndarray:
     [2.0, -1.0]
     """
     u = check_array("user_vectors", user_vectors, ndim=2, low=-1.0, high=1.0)
+    as_generator(rng)  # noiseless, but a bad rng is refused as everywhere else
     return u.sum(axis=0)
 
 
@@ -631,6 +636,8 @@ def cpbm_sum_mechanism(*, m: int, theta: float, neighbours: int | None = 1) -> M
     """
     m = check_int("m", m, low=1)
     theta = check_real("theta", theta, low=0.0, high=0.25, low_open=True)
+    if neighbours is not None:
+        neighbours = check_int("neighbours", neighbours, low=1)
     from .cpbm import cpbm_decode, cpbm_encode
     from .secagg import modulus_for, secure_sum
 
@@ -763,6 +770,7 @@ def flat_variance_bound(*, B: float, Delta: float, m: int, n: int, theta: float,
     >>> flat_variance_bound(B=64, Delta=1, m=1, n=16, theta=0.25)
     16.0
     """
+    as_printed = check_bool("as_printed", as_printed)
     r = _bins(B, Delta)
     m, n, theta = _bound_args(m, n, theta)
     return r / (4.0 * m * n ** (2 if as_printed else 1) * theta**2)
@@ -776,6 +784,7 @@ def hh_variance_bound(*, B: float, Delta: float, m: int, n: int, theta: float, a
 
     A prefix is a union of at most :math:`\log_2(B/\Delta) = b` tree nodes.
     """
+    as_printed = check_bool("as_printed", as_printed)
     r = _bins(B, Delta)
     m, n, theta = _bound_args(m, n, theta)
     return float(np.log2(r)) / (4.0 * m * n ** (2 if as_printed else 1) * theta**2)
@@ -789,6 +798,7 @@ def dht_variance_bound(*, B: float, Delta: float, m: int, n: int, theta: float, 
 
     One cut node per level, weight :math:`|s_L - s_R|/2^l \le 1/2`.
     """
+    as_printed = check_bool("as_printed", as_printed)
     r = _bins(B, Delta)
     m, n, theta = _bound_args(m, n, theta)
     return float(np.log2(r)) / (16.0 * m * n ** (2 if as_printed else 1) * theta**2)
@@ -875,53 +885,3 @@ def average_bin_error(estimated, reference, *, B: float, b: int) -> float:
     e = check_array("estimated", estimated, ndim=1, min_size=1)
     r = check_array("reference", reference, shape=e.shape)
     return float(np.mean(np.abs(e - r)) / (B / 2**b))
-
-
-# ---------------------------------------------------------------------------
-# exercise self-check
-# ---------------------------------------------------------------------------
-
-
-def check_dht_decoder(decoder: Callable, *, b: int = 4, trials: int = 20, rng=0) -> str:
-    r"""Self-check for the exercise "implement the Haar decoder".
-
-    ``decoder(n, coeffs)`` must return the :math:`2^b` leaf counts from the
-    public number of users ``n`` and the rescaled coefficients :math:`a_L - a_R`
-    in heap order (as in :func:`histogram_user_vectors`). Random integer
-    histograms are encoded and the decoder's output compared exactly.
-
-    Returns
-    -------
-    str
-        A success message.
-
-    Raises
-    ------
-    AssertionError
-        With a hint on what went wrong (never the answer).
-    """
-    b = _check_b(b)
-    trials = check_int("trials", trials, low=1)
-    g = as_generator(rng)
-    nb = 2**b
-    for _ in range(trials):
-        counts = g.integers(0, 20, size=nb)
-        n = int(counts.sum())
-        _, coeffs = haar_transform(counts)
-        try:
-            got = np.asarray(decoder(n, coeffs.copy()), dtype=float)
-        except Exception as exc:  # noqa: BLE001 - reported to the student
-            raise AssertionError(f"your decoder raised {type(exc).__name__}: {exc}") from exc
-        if got.shape != (nb,):
-            raise AssertionError(f"expected {nb} leaf counts, got shape {got.shape}")
-        if not np.allclose(got.sum(), n):
-            raise AssertionError(
-                "the decoded counts do not add up to n: check the base coefficient "
-                "(is it the total or the mean of the leaves?)"
-            )
-        if not np.allclose(got, counts):
-            raise AssertionError(
-                "the counts add up to n but individual leaves are wrong: check the "
-                "scaling of each level's coefficient and the sign for left/right children"
-            )
-    return f"decoder reproduces {trials} random histograms with 2^{b} bins exactly"

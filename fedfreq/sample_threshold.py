@@ -32,9 +32,8 @@ Contents
 * baselines at the same privacy level on the sampled clients:
   :func:`laplace_histogram` (central), :func:`bernoulli_shuffle_histogram`
   (shuffle model, Balcer & Cheu 2020), :func:`hadamard_response` and
-  :func:`hadamard_response_estimate` (local model, Acharya et al. 2019);
-* a self-check for the chapter's programming exercise:
-  :func:`check_omission_estimate`.
+  :func:`hadamard_response_estimate` (local model, Acharya et al. 2019) (the chapter's exercise checker is
+  :func:`fedfreq.exercises.check_omission_estimate`).
 
 Lemma numbering: the paper's lemmas are unnumbered in the text; this module calls them,
 in order of appearance, Lemma 3.1 (likelihood ratio), Lemma 3.2 (δ = exp(−C_α τ)),
@@ -54,6 +53,7 @@ import math
 import numpy as np
 from scipy import special, stats
 
+from ._numerics import fwht, log1mexp
 from ._rng import as_generator
 from ._validation import check_array, check_choice, check_int, check_real
 from .baselines import laplace_mechanism
@@ -84,7 +84,6 @@ __all__ = [
     "bernoulli_shuffle_histogram",
     "hadamard_response",
     "hadamard_response_estimate",
-    "check_omission_estimate",
     "paper_synthetic_counts",
     "compare_mechanisms",
     "top_k_recall",
@@ -101,12 +100,20 @@ def _rate(value, name: str = "sampling_rate") -> float:
     return check_real(name, value, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
+_DENSE = "a dense histogram of n_buckets counts must fit in memory"
+
+
 def _eps(value) -> float:
     return check_real("epsilon", value, low=0.0, low_open=True)
 
 
+def _eps_exp(value) -> float:
+    """epsilon for the local baselines, which evaluate exp(epsilon) in floating point."""
+    return check_real("epsilon", value, low=0.0, high=700.0, low_open=True, reason="exp(epsilon) must be finite")
+
+
 def _tau(value) -> int:
-    return check_int("tau", value, low=1)
+    return check_int("tau", value, low=1, high=10**6, reason="the exact computations sum over counts up to tau")
 
 
 def _alpha(value) -> float:
@@ -118,17 +125,6 @@ def _items(items, n_buckets: int) -> np.ndarray:
     if x.size and x.max() >= n_buckets:
         raise ValueError(f"items must lie in [0, n_buckets - 1] = [0, {n_buckets - 1}]; got max {x.max()}")
     return x
-
-
-def _log1mexp(x: np.ndarray) -> np.ndarray:
-    """log(1 - e^x) for x < 0, accurate on the whole range."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
-
-
-# ---------------------------------------------------------------------------
-# the mechanism
-# ---------------------------------------------------------------------------
 
 
 def sample_and_threshold(items, *, n_buckets: int, sampling_rate: float, tau: int, rng=None) -> np.ndarray:
@@ -161,7 +157,7 @@ def sample_and_threshold(items, *, n_buckets: int, sampling_rate: float, tau: in
     >>> int(h[1])
     0
     """
-    B = check_int("n_buckets", n_buckets, low=1)
+    B = check_int("n_buckets", n_buckets, low=1, high=10**8, reason=_DENSE)
     x = _items(items, B)
     p = _rate(sampling_rate)
     t = _tau(tau)
@@ -218,8 +214,10 @@ def fixed_size_sample_and_threshold(items, *, n_buckets: int, m: int, tau: int, 
     >>> fixed_size_sample_and_threshold([0, 0, 0, 1], n_buckets=2, m=2, tau=1, rng=0).sum()
     np.int64(2)
     """
-    B = check_int("n_buckets", n_buckets, low=1)
+    B = check_int("n_buckets", n_buckets, low=1, high=10**8, reason=_DENSE)
     x = _items(items, B)
+    if x.size == 0:
+        raise ValueError("items must contain at least one item")
     mm = check_int("m", m, low=0, high=x.size)
     t = _tau(tau)
     gen = as_generator(rng)
@@ -457,17 +455,17 @@ def _log_delta_rows(p: float, eps: float, tau: int, k: np.ndarray) -> tuple[np.n
     # direction 1: P = P_k, Q = P_{k-1}; positive terms where eps + log Q/P < 0
     z1 = np.where(below, eps + lr, -np.inf)  # v = k: Q = 0, the whole P_k(k) counts
     valid1 = np.isfinite(lp_k) & (z1 < 0)
-    t1 = np.where(valid1, lp_k + _log1mexp(np.where(valid1 & np.isfinite(z1), z1, -1.0)), -np.inf)
+    t1 = np.where(valid1, lp_k + log1mexp(np.where(valid1 & np.isfinite(z1), z1, -1.0)), -np.inf)
     t1 = np.where(valid1 & ~np.isfinite(z1), lp_k, t1)
     z10 = eps + l0_km1 - l0_k
-    t10 = np.where(z10 < 0, l0_k + _log1mexp(np.minimum(z10, -1e-300)), -np.inf)
+    t10 = np.where(z10 < 0, l0_k + log1mexp(np.minimum(z10, -1e-300)), -np.inf)
     d1 = np.logaddexp(special.logsumexp(t1, axis=1), t10)
     # direction 2: P = P_{k-1}, Q = P_k (Q > 0 wherever P > 0)
     z2 = eps - lr
     valid2 = below & (z2 < 0)
-    t2 = np.where(valid2, lp_km1 + _log1mexp(np.where(valid2, z2, -1.0)), -np.inf)
+    t2 = np.where(valid2, lp_km1 + log1mexp(np.where(valid2, z2, -1.0)), -np.inf)
     z20 = eps + l0_k - l0_km1
-    t20 = np.where(z20 < 0, l0_km1 + _log1mexp(np.minimum(z20, -1e-300)), -np.inf)
+    t20 = np.where(z20 < 0, l0_km1 + log1mexp(np.minimum(z20, -1e-300)), -np.inf)
     d2 = np.logaddexp(special.logsumexp(t2, axis=1), t20)
     return d1, d2
 
@@ -554,7 +552,7 @@ def _log_remove_at(p: float, eps: float, tau: int, k: int) -> float:
     lneg = float(special.logsumexp(np.where(w < 0, base + lw, -np.inf)))
     if not lpos > lneg:
         return -math.inf
-    return lpos + float(_log1mexp(np.array(lneg - lpos))) if lneg > -np.inf else lpos
+    return lpos + float(log1mexp(np.array(lneg - lpos))) if lneg > -np.inf else lpos
 
 
 def _peak_count(tau: int, rate: float) -> int:
@@ -732,7 +730,7 @@ def delta_exact_replace(sampling_rate: float, epsilon: float, tau: int, k_max: i
             with np.errstate(invalid="ignore"):
                 z = e + Y - X
                 pos = np.isfinite(X) & (z < 0)
-                terms = np.where(pos, X + _log1mexp(np.where(pos, z, -1.0)), -np.inf)
+                terms = np.where(pos, X + log1mexp(np.where(pos, z, -1.0)), -np.inf)
             best = max(best, float(special.logsumexp(terms.reshape(terms.shape[0], -1), axis=1).max()))
     return math.exp(best)
 
@@ -964,9 +962,9 @@ def hadamard_response(items, *, n_buckets: int, epsilon: float, rng=None) -> np.
     >>> bool(hadamard_response([0, 1, 2], n_buckets=3, epsilon=1.0, rng=0).max() < 4)
     True
     """
-    B = check_int("n_buckets", n_buckets, low=1)
+    B = check_int("n_buckets", n_buckets, low=1, high=10**8, reason=_DENSE)
     x = _items(items, B)
-    e = _eps(epsilon)
+    e = _eps_exp(epsilon)
     K = _hr_size(B)
     gen = as_generator(rng)
     row = x + 1
@@ -978,18 +976,6 @@ def hadamard_response(items, *, n_buckets: int, epsilon: float, rng=None) -> np.
     want_in = keep
     out = np.where(in_c == want_in, y, y ^ top)
     return out.astype(np.int64)
-
-
-def _fwht(a: np.ndarray) -> np.ndarray:
-    """Unnormalised fast Walsh–Hadamard transform (Sylvester order) of a length-2^k vector."""
-    a = np.array(a, dtype=float)
-    h = 1
-    n = a.size
-    while h < n:
-        a = a.reshape(-1, 2, h)
-        a = np.stack([a[:, 0, :] + a[:, 1, :], a[:, 0, :] - a[:, 1, :]], axis=1).reshape(n)
-        h *= 2
-    return a
 
 
 def hadamard_response_estimate(reports, *, n_buckets: int, epsilon: float) -> np.ndarray:
@@ -1008,49 +994,18 @@ def hadamard_response_estimate(reports, *, n_buckets: int, epsilon: float) -> np
     >>> bool(abs(est[1] - 4000) < 400)
     True
     """
-    B = check_int("n_buckets", n_buckets, low=1)
-    e = _eps(epsilon)
+    B = check_int("n_buckets", n_buckets, low=1, high=10**8, reason=_DENSE)
+    e = _eps_exp(epsilon)
     K = _hr_size(B)
     r = check_array("reports", reports, ndim=1, integer=True, low=0)
     if r.size and r.max() >= K:
         raise ValueError(f"reports must lie in [0, {K - 1}]; got max {r.max()}")
     N = r.size
     hist = np.bincount(r, minlength=K).astype(float)
-    t = _fwht(hist)  # t[i] = sum_y (-1)^{<i,y>} hist[y] = 2 S_i - N
+    t = fwht(hist)  # t[i] = sum_y (-1)^{<i,y>} hist[y] = 2 S_i - N
     S = (t[1 : B + 1] + N) / 2.0
     ee = math.exp(e)
     return (2.0 * (1.0 + ee) * S - (1.0 + ee) * N) / (ee - 1.0)
-
-
-# ---------------------------------------------------------------------------
-# exercise self-check
-# ---------------------------------------------------------------------------
-
-
-def check_omission_estimate(estimate: float, *, W: int, sampling_rate: float, tau: int, trials: int) -> str:
-    r"""Self-check for a Monte Carlo estimate of the probability that an item is suppressed.
-
-    Compares ``estimate`` (a fraction of ``trials`` simulated runs) with the exact
-    probability, allowing 4 binomial standard errors (plus one trial's worth of slack).
-    Returns a message; never prints the exact value.
-
-    Examples
-    --------
-    >>> check_omission_estimate(0.5, W=10, sampling_rate=0.5, tau=5, trials=10).startswith("Consistent")
-    True
-    """
-    est = check_real("estimate", estimate, low=0.0, high=1.0)
-    T = check_int("trials", trials, low=1)
-    truth = omission_probability(check_int("W", W, low=1), sampling_rate=sampling_rate, tau=tau)
-    se = math.sqrt(max(truth * (1 - truth), 1e-300) / T)
-    if abs(est - truth) <= 4 * se + 1.0 / T:
-        return "Consistent: your estimate agrees with the exact probability within 4 standard errors."
-    hint = "too high" if est > truth else "too low"
-    return (
-        f"Not consistent: your estimate looks {hint} by more than 4 standard errors for {T} trials. "
-        "Check that a count equal to tau is published (only counts below tau are suppressed) and "
-        "that each copy is sampled independently with probability sampling_rate."
-    )
 
 
 # ---------------------------------------------------------------------------
@@ -1075,7 +1030,7 @@ def paper_synthetic_counts(kind: str, *, n: int, n_buckets: int, rng=None) -> np
     """
     check_choice("kind", kind, {"binomial", "geometric"})
     nn = check_int("n", n, low=1)
-    B = check_int("n_buckets", n_buckets, low=2)
+    B = check_int("n_buckets", n_buckets, low=2, high=10**8, reason=_DENSE)
     gen = as_generator(rng)
     v = np.arange(B)
     if kind == "binomial":
@@ -1155,7 +1110,7 @@ def top_k_recall(estimate, truth, k: int) -> float:
     >>> top_k_recall([3, 2, 0, 1], [4, 3, 1, 0], 2)
     1.0
     """
-    est = check_array("estimate", estimate, ndim=1)
+    est = check_array("estimate", estimate, ndim=1, min_size=1)
     tru = check_array("truth", truth, ndim=1, shape=(est.size,))
     kk = check_int("k", k, low=1, high=est.size)
     top_true = np.argsort(-tru, kind="stable")[:kk]
@@ -1192,7 +1147,7 @@ def hashed_word_counts(words, *, n_buckets: int) -> np.ndarray:
     >>> hashed_word_counts(["to", "be", "or", "not", "to", "be"], n_buckets=4).sum()
     np.int64(6)
     """
-    B = check_int("n_buckets", n_buckets, low=1)
+    B = check_int("n_buckets", n_buckets, low=1, high=10**8, reason=_DENSE)
     counter = collections.Counter(words)
     if not all(isinstance(w, str) for w in counter):
         raise ValueError("words must be strings")

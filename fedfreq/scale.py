@@ -12,6 +12,8 @@ import os
 from collections.abc import Iterable
 from typing import TypeVar
 
+__all__ = ["SCALES", "ENV_VAR", "current_scale", "pick", "progress"]
+
 T = TypeVar("T")
 SCALES = ("default", "full")
 ENV_VAR = "FEDFREQ_SCALE"

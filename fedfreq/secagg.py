@@ -43,10 +43,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._rng import as_generator
-from ._validation import check_array, check_int
+from ._validation import check_array, check_bool, check_int
 
 __all__ = [
     "MAX_MODULUS",
+    "MAX_CLIENTS",
+    "MAX_ENTRIES",
     "SecureSumResult",
     "modulus_for",
     "modulus_for_signed",
@@ -65,6 +67,10 @@ __all__ = [
 MAX_MODULUS: int = 2**62
 
 _INT64_MAX = np.iinfo(np.int64).max
+#: Largest number of clients of a simulated secure sum (the mask graph has about n·k edges).
+MAX_CLIENTS: int = 10**7
+#: Largest number of entries n·dim of a simulated mask matrix (8 GB of int64 at 1e9).
+MAX_ENTRIES: int = 10**9
 
 
 # ----------------------------------------------------------------------------
@@ -250,7 +256,7 @@ def mask_graph(n: int, neighbours: int | None = 1) -> np.ndarray:
     >>> len(mask_graph(5, None))   # complete graph on 5 clients
     10
     """
-    n = check_int("n", n, low=1)
+    n = check_int("n", n, low=1, high=MAX_CLIENTS, reason="the simulated mask graph has about n*k edges")
     neighbours = _check_neighbours(neighbours)
     blocks = [_edges_for_offset(n, o) for o in _offsets(n, neighbours)]
     if not blocks:
@@ -309,8 +315,10 @@ def pairwise_masks(
     >>> r.shape, (r.sum(axis=0) % 11).tolist()
     ((5, 3), [0, 0, 0])
     """
-    n = check_int("n", n, low=1)
-    dim = check_int("dim", dim, low=1)
+    n = check_int("n", n, low=1, high=MAX_CLIENTS, reason="the simulated mask graph has about n*k edges")
+    dim = check_int(
+        "dim", dim, low=1, high=max(1, MAX_ENTRIES // n), reason="n*dim masks of 8 bytes must fit in memory"
+    )
     modulus = _check_modulus(modulus)
     neighbours = _check_neighbours(neighbours)
     gen = as_generator(rng)
@@ -503,6 +511,7 @@ def secure_sum(
     >>> secure_sum([[1, 2], [3, 4], [5, 6]], modulus=modulus_for(3, 6), max_entry=6, rng=0).tolist()
     [9, 12]
     """
+    allow_wrap = check_bool("allow_wrap", allow_wrap)
     z, modulus, _ = _prepare(values, modulus, max_entry, allow_wrap)
     reports = mask_reports(z, modulus=modulus, rng=rng, neighbours=neighbours)
     return _modular_column_sum(reports, modulus)
@@ -560,6 +569,7 @@ def secure_sum_with_check(
     >>> res.modular_sum.tolist(), res.true_sum.tolist(), res.wrapped.tolist(), res.min_safe_modulus
     ([0], [9], [True], 10)
     """
+    allow_wrap = check_bool("allow_wrap", allow_wrap)
     z, modulus, m = _prepare(values, modulus, max_entry, allow_wrap)
     reports = mask_reports(z, modulus=modulus, rng=rng, neighbours=neighbours)
     modular = _modular_column_sum(reports, modulus)

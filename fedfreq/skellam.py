@@ -101,9 +101,11 @@ import numpy as np
 from scipy import linalg, optimize, special, stats
 
 from . import secagg
+from ._numerics import fwht
 from ._rng import as_generator
-from ._validation import check_array, check_int, check_real
-from .accounting import _check_orders, rdp_to_dp, renyi_divergence
+from ._validation import check_array, check_bool, check_int, check_real
+from .accounting import rdp_to_dp, renyi_divergence
+from .accounting._checks import _check_orders
 
 __all__ = [
     "SMM_ORDERS",
@@ -164,25 +166,6 @@ def _validity_k(alpha: np.ndarray) -> np.ndarray:
 
 def _next_pow2(d: int) -> int:
     return 1 << (d - 1).bit_length()
-
-
-def _fwht(a: np.ndarray) -> np.ndarray:
-    """Unnormalised Walsh-Hadamard transform along the last axis (Sylvester order).
-
-    Equals ``a @ scipy.linalg.hadamard(D)`` (the matrix is symmetric) in
-    O(D log D) per row instead of O(D^2).
-    """
-    a = np.array(a, dtype=float, copy=True)
-    lead = a.shape[:-1]
-    d = a.shape[-1]
-    h = 1
-    while h < d:
-        a = a.reshape(lead + (d // (2 * h), 2, h))
-        top = a[..., 0, :] + a[..., 1, :]
-        bottom = a[..., 0, :] - a[..., 1, :]
-        a = np.stack([top, bottom], axis=-2)
-        h *= 2
-    return a.reshape(lead + (d,))
 
 
 def _chernoff_log_tail(t, mu_total: float):
@@ -711,7 +694,7 @@ def random_hadamard(D: int, *, rng=None) -> np.ndarray:
     >>> R.shape, bool(np.allclose(R @ R.T, np.eye(4)))
     ((4, 4), True)
     """
-    D = check_int("D", D, low=1)
+    D = check_int("D", D, low=1, high=2**14, reason="the rotation is a dense matrix of order 2^ceil(log2 D)")
     gen = as_generator(rng)
     dp = _next_pow2(D)
     signs = gen.choice(np.array([-1.0, 1.0]), size=dp)
@@ -871,6 +854,7 @@ def smm_estimate(
     >>> bool(np.max(np.abs(res.estimate - x.mean(axis=0))) < 0.005)
     True
     """
+    rotate = check_bool("rotate", rotate)
     arr = check_array("x", x, ndim=2, low=0.0, min_size=1)
     n, d = arr.shape
     r = _positive("radius", radius)
@@ -900,7 +884,8 @@ def smm_estimate(
     if need > modulus // 2:
         min_bits = (2 * need - 1).bit_length()
         raise ValueError(
-            f"bits={bits} is too small: the signed sum can reach n*ceil(l_inf) + t = "
+            f"bits={bits} is too small for radius={radius!r} and gamma={gamma!r}: "
+            f"the signed sum can reach n*ceil(l_inf) + t = "
             f"{n}*{math.ceil(lim)} + {t} = {need} (t bounds the Skellam noise except with "
             f"probability wrap_prob/D' = {q / dim:g}), which needs 2^bits >= {2 * need}; "
             f"bits must be at least {min_bits}"
@@ -911,7 +896,7 @@ def smm_estimate(
         signs = gen.choice(np.array([-1.0, 1.0]), size=dim)
         padded = np.zeros((n, dim))
         padded[:, :d] = arr
-        y = _fwht(padded * signs) / math.sqrt(dim)
+        y = fwht(padded * signs) / math.sqrt(dim)
     else:
         y = arr
 
@@ -930,7 +915,7 @@ def smm_estimate(
         )
     est = signed.astype(float) / (gamma * n)
     if rotate:
-        est = (_fwht(est) * signs / math.sqrt(dim))[:d]
+        est = (fwht(est) * signs / math.sqrt(dim))[:d]
     return SMMResult(
         estimate=est,
         mu=float(mu),

@@ -56,9 +56,10 @@ import math
 import numpy as np
 from scipy import optimize, special
 
+from ._numerics import binom_logpmf, log1mexp
 from ._rng import as_generator
 from ._validation import check_array, check_choice, check_int, check_real
-from .accounting import _log1mexp, gaussian_sigma
+from .accounting import gaussian_sigma
 
 __all__ = [
     "MODELS",
@@ -286,75 +287,9 @@ def shuffle_calibrated_epsilon0(epsilon, *, n, delta) -> float:
 # ---------------------------------------------------------------- distributed binomial
 
 _CHUNK = 1 << 20
-_LOG_2PI = math.log(2.0 * math.pi)
-# Coefficients of the Stirling series log(n!) - log(sqrt(2 pi n) (n/e)^n) = 1/(12n) - 1/(360n^3) + ...
-_S0, _S1, _S2, _S3, _S4 = 1.0 / 12, 1.0 / 360, 1.0 / 1260, 1.0 / 1680, 1.0 / 1188
-
-
-def _stirlerr(n: np.ndarray) -> np.ndarray:
-    """Error of Stirling's formula, ``log(n!) - log(sqrt(2 pi n) (n/e)^n)``, for n >= 1."""
-    n = np.asarray(n, dtype=float)
-    out = np.empty_like(n)
-    small = n <= 15.0
-    ns = n[small]
-    out[small] = special.gammaln(ns + 1.0) - (ns + 0.5) * np.log(ns) + ns - 0.5 * _LOG_2PI
-    nl = n[~small]
-    nn = nl * nl
-    out[~small] = (_S0 - (_S1 - (_S2 - (_S3 - _S4 / nn) / nn) / nn) / nn) / nl
-    return out
-
-
-def _bd0(x: np.ndarray, m: float) -> np.ndarray:
-    """Deviance term ``x log(x/m) + m - x`` without cancellation (x > 0, m > 0)."""
-    x = np.asarray(x, dtype=float)
-    out = x * np.log(x / m) + m - x
-    near = np.abs(x - m) < 0.1 * (x + m)
-    if np.any(near):
-        xn = x[near]
-        v = (xn - m) / (xn + m)
-        acc = (xn - m) * v
-        ej = 2.0 * xn * v
-        v2 = v * v
-        for j in range(1, 40):  # |v| < 0.1: each term shrinks by 100, 40 terms is far past 1e-16
-            ej = ej * v2
-            acc = acc + ej / (2 * j + 1)
-        out[near] = acc
-    return out
-
-
-def _log_binom_pmf(k: np.ndarray, N: int, p: float) -> np.ndarray:
-    """``log P(k)`` for P = Bin(N, p), 0 < p < 1, with absolute error of a few units of rounding.
-
-    Loader's (2000) saddle-point form, used by R's ``dbinom``:
-
-    .. math::
-        \\log P(k) = \\tfrac12\\log\\frac{N}{2\\pi k (N-k)} + \\mathrm{se}(N) - \\mathrm{se}(k)
-        - \\mathrm{se}(N-k) - \\mathrm{bd}(k, Np) - \\mathrm{bd}(N-k, Nq)
-
-    for :math:`0 < k < N`, with :math:`\\mathrm{se}` the error of Stirling's formula
-    (``_stirlerr``) and :math:`\\mathrm{bd}(x, m) = x\\log(x/m) + m - x` the
-    deviance (``_bd0``); the end points are :math:`N\\log q` and :math:`N\\log p`
-    (``log1p`` for :math:`q = 1 - p`). Only small, well-conditioned terms are summed:
-    the error is a few ``eps`` times the size of the deviance pieces ``x log(x/m)``,
-    about 1e-13 wherever ``log P > -1000``, for any ``N`` and ``p``. A relative
-    rounding of :math:`m = Np` or :math:`Nq` by ``eps`` moves :math:`\\mathrm{bd}(x, m)`
-    by only :math:`|x - m|\\,\\mathrm{eps}`.
-
-    ``scipy.stats.binom.logpmf`` forms log C(N, k) from three ``gammaln`` values of size
-    about N log N, so its absolute error grows like 1e-16 N log N (about 1e-10 at
-    N = 1e5).
-    """
-    k = np.asarray(k, dtype=np.int64)
-    out = np.empty(k.shape)
-    out[k == 0] = N * math.log1p(-p)
-    out[k == N] = N * math.log(p)
-    mid = (k > 0) & (k < N)
-    if np.any(mid):
-        x = k[mid].astype(float)
-        y = N - x
-        lc = _stirlerr(np.array([float(N)]))[0] - _stirlerr(x) - _stirlerr(y) - _bd0(x, N * p) - _bd0(y, N * (1.0 - p))
-        out[mid] = lc - 0.5 * (_LOG_2PI + np.log(x) + np.log(y) - math.log(N))
-    return out
+#: Largest number of binomial trials (or clients) of the distributed-binomial model: the
+#: exact δ sums a window of the binomial that grows like √N (under a second at 1e9).
+MAX_BINOMIAL_USERS = 10**9
 
 
 def _binom_direction_log_delta(N: int, p: float, eps: float, shift: int, k_lo: int, k_hi: int) -> float:
@@ -367,7 +302,7 @@ def _binom_direction_log_delta(N: int, p: float, eps: float, shift: int, k_lo: i
     parts = []
     for start in range(k_lo, k_hi + 1, _CHUNK):
         k = np.arange(start, min(k_hi, start + _CHUNK - 1) + 1, dtype=np.int64)
-        logp = _log_binom_pmf(k, N, p)
+        logp = binom_logpmf(k, N, p)
         # log of e^eps P(k - shift) / P(k) from the pmf ratio, exact up to rounding of a few logs:
         # P(k-1)/P(k) = k q / ((N-k+1) p) and P(k+1)/P(k) = (N-k) p / ((k+1) q).
         d = np.full(k.shape, -np.inf)  # -inf where P(k - shift) = 0: the whole P(k) counts
@@ -381,7 +316,7 @@ def _binom_direction_log_delta(N: int, p: float, eps: float, shift: int, k_lo: i
             d[inside] = eps + np.log(N - kk) - np.log(kk + 1.0) + log_odds
         pos = d < 0.0
         if np.any(pos):
-            terms = logp[pos] + _log1mexp(d[pos])
+            terms = logp[pos] + log1mexp(d[pos])
             parts.append(float(special.logsumexp(terms)))
     if not parts:
         return -math.inf
@@ -424,7 +359,7 @@ def _binomial_log_delta(N: int, eps: float, p: float = 0.5) -> float:
                     break
                 edge = hi + 1
                 r = (N - edge) * p / ((edge + 1.0) * q)  # P(edge + 1) / P(edge)
-            log_tail = float(_log_binom_pmf(np.array([edge]), N, p)[0]) - math.log1p(-r)
+            log_tail = float(binom_logpmf(np.array([edge]), N, p)[0]) - math.log1p(-r)
             if log_tail < val - 40.0:  # neglected part < 4e-18 of the sum
                 break
             M *= 4
@@ -501,7 +436,7 @@ def binomial_mechanism_delta(N, *, epsilon, p=0.5) -> float:
     >>> round(binomial_mechanism_delta(1, epsilon=1.0, p=0.25), 12)  # P(0) = 3/4 is uncovered
     0.75
     """
-    N = check_int("N", N, low=0)
+    N = check_int("N", N, low=0, high=MAX_BINOMIAL_USERS, reason="the exact delta sums a window growing like sqrt(N)")
     eps = _check_epsilon(epsilon)
     p = check_real("p", p, low=0.0, high=1.0, low_open=True, high_open=True)
     return math.exp(_binomial_log_delta(N, eps, p))
@@ -619,7 +554,7 @@ def binomial_noise_probability(N, *, epsilon, delta) -> float:
     >>> p < 0.01
     True
     """
-    N = check_int("N", N, low=1)
+    N = check_int("N", N, low=1, high=MAX_BINOMIAL_USERS, reason="the exact delta sums a window growing like sqrt(N)")
     eps = _check_epsilon(epsilon)
     d = _required_delta(delta)
     return _binomial_probability(N, eps, d)
@@ -674,7 +609,7 @@ def binomial_client_noise(*, n, epsilon, delta) -> tuple[int, float]:
     >>> t == 1 and p < 0.5
     True
     """
-    n = check_int("n", n, low=1)
+    n = check_int("n", n, low=1, high=MAX_BINOMIAL_USERS, reason="the exact delta sums a window growing like sqrt(N)")
     eps = _check_epsilon(epsilon)
     d = _required_delta(delta)
     t, p, _ = _client_noise(n, eps, d)

@@ -360,24 +360,6 @@ def test_squash_removes_noise_bits():
     assert np.mean((np.array(sq) - mu) ** 2) * 10 < np.mean((np.array(plain) - mu) ** 2)
 
 
-def test_exercise_checker():
-    def good(idx, rep, b, eps):
-        p = math.exp(eps) / (1 + math.exp(eps))
-        tot = 0.0
-        for j in range(b):
-            r = rep[idx == j]
-            if r.size:
-                tot += 2**j * (r.mean() - (1 - p)) / (2 * p - 1)
-        return tot
-
-    def bad(idx, rep, b, eps):
-        return float(sum(2**j * rep[idx == j].mean() for j in range(b) if np.any(idx == j)))
-
-    assert bp.check_bitpush_estimator(good, n=1000, trials=100)
-    res = bp.check_bitpush_estimator(bad, n=1000, trials=100)
-    assert not res and "flipping" in res.message
-
-
 # ---------------------------------------------------------------------------
 # validation, performance
 # ---------------------------------------------------------------------------
@@ -445,12 +427,6 @@ def test_finite_population_mse_includes_unreported_bits():
     # bit 0 has no report: estimate is 2 * m_1, exact since all clients report bit 1
     assert bp.finite_population_variance(x, [0, 5], b=2) == 0.0
     assert math.isclose(bp.finite_population_mse(x, [0, 5], b=2), bp.bit_means(x, b=2)[0] ** 2)
-
-
-def test_split_encoding_checker():
-    assert bp.check_split_encoding(lambda v, b: np.where(v >= 0, v, np.left_shift(-v, b)), trials=60)
-    res = bp.check_split_encoding(lambda v, b: np.abs(v), trials=60)
-    assert not res and "decode" in res.message
 
 
 @pytest.mark.parametrize("eps", [0.5, 2.0])

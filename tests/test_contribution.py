@@ -23,6 +23,8 @@ from scipy import stats
 import fedfreq
 from fedfreq import contribution as ct
 from fedfreq.accounting import gaussian_delta
+from fedfreq.contribution._checks import _histograms
+from fedfreq.contribution.clipping import _BLOCK, _rand_clip_column_sums
 from fedfreq.cpbm import clip_l2
 
 Z = 4.0
@@ -136,7 +138,7 @@ def test_rand_clip_column_sums_match_the_full_clip_draw_for_draw():
     """Algorithm 3's fast path (column sums without the clipped matrix) consumes the same randomness."""
     N = np.random.default_rng(7).poisson(4.0, size=(3000, 9))
     for C in (1, 5, 20, 60):
-        fast = ct._rand_clip_column_sums(ct._histograms(N), C, np.random.default_rng(C))
+        fast = _rand_clip_column_sums(_histograms(N), C, np.random.default_rng(C))
         full = ct.rand_clip(N, C, rng=np.random.default_rng(C)).sum(axis=0)
         assert np.array_equal(fast, full)
 
@@ -144,7 +146,7 @@ def test_rand_clip_column_sums_match_the_full_clip_draw_for_draw():
 def test_rand_clip_many_blocks_and_wide_rows():
     """More rows than one block, wide rows (d = 37, not a power of two) and users with m >= 2C."""
     g = np.random.default_rng(11)
-    n = ct._BLOCK + 500
+    n = _BLOCK + 500
     N = g.poisson(g.gamma(0.5, 4.0, size=(n, 1)), size=(n, 37))
     h = ct.rand_clip(N, 8, rng=12)
     assert np.array_equal(h.sum(1), np.minimum(N.sum(1), 8)) and np.all((h >= 0) & (h <= N))
@@ -520,13 +522,6 @@ def test_debiased_count_removes_clipping_bias_for_iid_poisson():
     assert abs(naive - n * lam) > 100
 
 
-def test_exercise_checker():
-    assert ct.check_clipped_poisson_inverse(ct.clipped_poisson_mean_inverse).startswith("Correct")
-    assert ct.check_clipped_poisson_inverse(lambda y, C: y).startswith("Not yet")
-    msg = ct.check_clipped_poisson_inverse(lambda y, C: 1 / 0)
-    assert "raised" in msg
-
-
 # ---------------------------------------------------------------------------
 # input validation
 # ---------------------------------------------------------------------------
@@ -572,15 +567,6 @@ def test_other_validation():
         ct.clipped_poisson_mean(-1.0, 2)
     with pytest.raises(ValueError, match="counts"):
         ct.debiased_count([1, -2], C=2, epsilon=1.0, lam_max=1.0)
-
-
-def test_gaussian_threshold_checker_and_zero_threshold_losses():
-    good = lambda l1, l2, d, sigma: ct.gaussian_threshold(l1, l2, d=d, sigma=sigma)  # noqa: E731
-    assert ct.check_gaussian_threshold(good, trials=10).startswith("Correct")
-    assert ct.check_gaussian_threshold(lambda l1, l2, d, sigma: float(np.median(l2)), trials=10).startswith("Not yet")
-    N = np.array([[3, 1], [0, 2]])
-    assert ct.laplace_expected_loss(N, 0.0, epsilon=1.0) == 6.0
-    assert ct.gaussian_expected_loss(N, 0.0, sigma=1.0) == 6.0
 
 
 # ---------------------------------------------------------------------------
@@ -661,3 +647,9 @@ def test_private_quantile_gd_is_reproducible_and_validates():
         ct.l2_quantile_rank(d=3, sigma=0.0)
     with pytest.raises(ValueError, match="d"):
         ct.chi_mean(0)
+
+
+def test_zero_threshold_loses_every_item():
+    N = np.array([[3, 1], [0, 2]])
+    assert ct.laplace_expected_loss(N, 0.0, epsilon=1.0) == 6.0
+    assert ct.gaussian_expected_loss(N, 0.0, sigma=1.0) == 6.0

@@ -95,6 +95,30 @@ def test_scale_switch(monkeypatch):
         scale.current_scale()
 
 
-def test_flat_namespace_exports_every_public_name():
+def test_top_level_namespace_is_explicit_and_small():
+    import ast
+    import importlib
+    from pathlib import Path
+
     for name in fedfreq.__all__:
         assert hasattr(fedfreq, name), name
+    # the stable entry points are the modules' own objects
+    assert fedfreq.cpbm_rdp is fedfreq.accounting.cpbm_rdp
+    assert fedfreq.sketch_estimate is fedfreq.sketch.sketch_estimate
+    assert fedfreq.clipped_poisson_mean is fedfreq.contribution.clipped_poisson_mean
+    # no star imports anywhere in the package
+    for path in Path(fedfreq.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                assert all(alias.name != "*" for alias in node.names), path
+    # every module's __all__ names exist, and a subpackage exports exactly its submodules' names
+    for mod_name in fedfreq.MODULES:
+        mod = importlib.import_module(f"fedfreq.{mod_name}")
+        for name in mod.__all__:
+            assert hasattr(mod, name), (mod_name, name)
+        if hasattr(mod, "__path__"):
+            files = [p for p in Path(mod.__path__[0]).glob("*.py") if p.stem != "__init__"]
+            subs = [importlib.import_module(f"{mod.__name__}.{p.stem}") for p in files]
+            union = [n for s in subs for n in getattr(s, "__all__", [])]
+            assert sorted(union) == sorted(mod.__all__), mod_name
+            assert len(set(union)) == len(union), mod_name

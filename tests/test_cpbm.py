@@ -72,23 +72,6 @@ def test_optimal_quantile_eq5_and_threshold():
     assert np.mean(norms > C_star) <= s < np.mean(norms >= C_star)
 
 
-def test_check_cpbm_decoder_accepts_and_rejects():
-    def good(s, n, theta, C, m):
-        return C / (m * n * theta) * (s - m * n / 2)
-
-    assert cpbm.check_cpbm_decoder(good).startswith("Passed")
-
-    def uncentred(s, n, theta, C, m):
-        return C / (m * n * theta) * s
-
-    assert cpbm.check_cpbm_decoder(uncentred).startswith("Not yet")
-
-    def wrong_scale(s, n, theta, C, m):
-        return 2 * C / (m * n * theta) * (s - m * n / 2)
-
-    assert cpbm.check_cpbm_decoder(wrong_scale).startswith("Not yet")
-
-
 def test_encoder_speed_relative_to_rng_binomial():
     import time
 
@@ -144,18 +127,6 @@ def test_error_terms_match_monte_carlo():
     assert abs(sq.mean() - (b + v)) < 4 * sq.std(ddof=1) / math.sqrt(T)
     b2, v2 = cpbm.cpbm_error_terms(X, U, C, theta=theta, m=m)
     assert math.isclose(b, b2, rel_tol=1e-9, abs_tol=1e-12) and math.isclose(v, v2, rel_tol=1e-9)
-
-
-def test_check_optimal_threshold():
-    def good(a, D, m, theta):
-        return cpbm.optimal_threshold(a, D=D, m=m, theta=theta)
-
-    assert cpbm.check_optimal_threshold(good).startswith("Passed")
-
-    def median(a, D, m, theta):
-        return float(np.median(a))
-
-    assert cpbm.check_optimal_threshold(median).startswith("Not yet")
 
 
 def test_clipping_error_bound_matches_the_definition():

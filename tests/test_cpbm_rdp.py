@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from fedfreq import accounting
 from fedfreq.accounting import (
+    cpbm_accountant,
     cpbm_lemma2_paper_forms,
     cpbm_rdp,
     cpbm_rdp_exact,
@@ -112,7 +113,7 @@ def test_accuracy_at_large_n_against_exact_moments(n):
     m3 = N * q * (1 - q) * (1 - 2 * q)
     d2 = mp.log1p((a - b) ** 2 * m2 / N**2)
     d3 = mp.log1p(3 * (a - b) ** 2 * m2 / N**2 - (a - b) ** 3 * m3 / N**3) / 2
-    log_excess = accounting._log_excess_moment(N, 0.5 + theta, float(a), float(b), np.array([2.0, 3.0]))
+    log_excess = cpbm_accountant._log_excess_moment(N, 0.5 + theta, float(a), float(b), np.array([2.0, 3.0]))
     got = np.logaddexp(0.0, log_excess) / np.array([1.0, 2.0])
     assert abs(got[0] / float(d2) - 1) < 1e-12
     assert abs(got[1] / float(d3) - 1) < 1e-12
@@ -172,7 +173,7 @@ def test_windowed_sum_against_50_digit_references(n, theta):
     assert all(r[1] < 1e-40 * r[0] for r in ref)  # the series' truncation is negligible
     N = n // 2 + 1
     a = (1 + 2 * theta) / (1 - 2 * theta)
-    got = accounting._log_excess_moment(N, 0.5 + theta, a, 1 / a, np.array(s_list))
+    got = cpbm_accountant._log_excess_moment(N, 0.5 + theta, a, 1 / a, np.array(s_list))
     want = np.array([float(mp.log(r[0])) for r in ref])
     np.testing.assert_allclose(np.exp(got - want), 1.0, rtol=1e-10, atol=0)
     k = len(BIG_ORDERS)
@@ -216,7 +217,7 @@ def test_chernoff_tail_bounds_dominate_the_exact_tails(theta):
         for dist in (0.3, 1.0, 3.0, 8.0, 15.0, 30.0, 60.0):
             lo = max(math.floor(N * q - dist * sd), 0)
             hi = min(math.ceil(N * q + dist * sd), N)
-            bl, bu = accounting._cpbm_tail_bounds(N, q, a, 1 / a, np.array([s]), np.array([lo]), np.array([hi]))
+            bl, bu = cpbm_accountant._cpbm_tail_bounds(N, q, a, 1 / a, np.array([s]), np.array([lo]), np.array([hi]))
             el, eu = _exact_tails(N, q, a, 1 / a, s, lo, hi)
             assert el <= bl[0] + 1e-9 and eu <= bu[0] + 1e-9, (s, dist, el, bl, eu, bu)
             if dist == 8.0:  # and not vacuous: within e^25 of the exact tails (the slack is
@@ -232,12 +233,12 @@ def test_window_is_narrow_and_its_bound_negligible():
     N, q, a = n // 2 + 1, 0.5 + theta, (1 + 2 * theta) / (1 - 2 * theta)
     s = np.concatenate([accounting.DEFAULT_ORDERS, 1 - accounting.DEFAULT_ORDERS])
     var_u = (a - 1 / a) ** 2 * q * (1 - q) / N
-    target = np.log(np.abs(s * (s - 1)) / 2 * var_u) - accounting._LOG_TAIL_MARGIN
-    lo, hi = accounting._cpbm_window(N, q, a, 1 / a, s, target)
+    target = np.log(np.abs(s * (s - 1)) / 2 * var_u) - cpbm_accountant._LOG_TAIL_MARGIN
+    lo, hi = cpbm_accountant._cpbm_window(N, q, a, 1 / a, s, target)
     sd = math.sqrt(N * q * (1 - q))
     assert np.all((hi - lo) / sd < 26)
-    bl, bu = accounting._cpbm_tail_bounds(N, q, a, 1 / a, s, lo, hi)
-    total = accounting._log_excess_moment(N, q, a, 1 / a, s)
+    bl, bu = cpbm_accountant._cpbm_tail_bounds(N, q, a, 1 / a, s, lo, hi)
+    total = cpbm_accountant._log_excess_moment(N, q, a, 1 / a, s)
     assert np.all(np.logaddexp(bl, bu) < total + math.log(2.0**-53))
 
 

@@ -184,17 +184,6 @@ def test_multiround_fixed_estimate_unbiased_without_clipping_and_validates():
         multiround_fixed_estimate(x, U, rounds=4, C=0.0, theta=0.25, m=8)
 
 
-def test_check_multiround_level_accepts_right_and_rejects_per_round_level():
-    from fedfreq.cpbm import optimal_quantile
-    from fedfreq.protocols import check_multiround_level
-
-    ok = check_multiround_level(lambda D, m, N, R, theta: optimal_quantile(D=D, m=m, n=N * R, theta=theta))
-    assert ok.startswith("Passed")
-    bad = check_multiround_level(lambda D, m, N, R, theta: optimal_quantile(D=D, m=m, n=N, theta=theta))
-    assert bad.startswith("Not yet") and "rounds" in bad
-    assert "raised" in check_multiround_level(lambda *a: 1 / 0)
-
-
 def test_tffe_costs_a_small_multiple_of_drawing_its_noise():
     """Performance requirement: one full TFFE run (both phases, secure sums included) at
     n = 1e4, d = 100 costs at most 10 times drawing the frequency phase's binomial noise

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from fedfreq.quantiles import (
     ENCODINGS,
     average_bin_error,
-    check_dht_decoder,
     cpbm_coordinate_variance,
     cpbm_sum_mechanism,
     cpbm_sum_sampler,
@@ -350,23 +349,6 @@ def test_privacy_audit_exact_divergence(encoding, m):
 # ---------------------------------------------------------------------------
 # exercise checker
 # ---------------------------------------------------------------------------
-
-
-def test_check_dht_decoder_accepts_and_rejects():
-    def good(n, coeffs):
-        return inverse_haar_transform(n / (len(coeffs) + 1), coeffs)
-
-    def bad_base(n, coeffs):
-        return inverse_haar_transform(float(n), coeffs)
-
-    def bad_scale(n, coeffs):
-        return inverse_haar_transform(n / (len(coeffs) + 1), coeffs, rescaled=False)
-
-    assert "exactly" in check_dht_decoder(good)
-    with pytest.raises(AssertionError, match="base coefficient"):
-        check_dht_decoder(bad_base)
-    with pytest.raises(AssertionError, match="scaling"):
-        check_dht_decoder(bad_scale)
 
 
 # ---------------------------------------------------------------------------

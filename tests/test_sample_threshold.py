@@ -374,17 +374,6 @@ def test_omission_and_relative_error():
     assert st.relative_error_probability(3000, sampling_rate=0.1, gamma=g) <= st.relative_error_bound(300, g)
 
 
-def test_exercise_checker():
-    W, p, tau, T = 60, 0.25, 12, 20000
-    truth = st.omission_probability(W, sampling_rate=p, tau=tau)
-    rng = np.random.default_rng(9)
-    est = float(np.mean(rng.binomial(W, p, size=T) < tau))
-    assert st.check_omission_estimate(est, W=W, sampling_rate=p, tau=tau, trials=T).startswith("Consistent")
-    wrong = float(np.mean(rng.binomial(W, p, size=T) <= tau))  # the off-by-one mistake
-    msg = st.check_omission_estimate(wrong, W=W, sampling_rate=p, tau=tau, trials=T)
-    assert msg.startswith("Not consistent") and f"{truth:.3}" not in msg
-
-
 # ---------------------------------------------------------------------------
 # baselines
 # ---------------------------------------------------------------------------

@@ -283,25 +283,6 @@ def test_paper_sigma_and_communication():
 
 
 # ----------------------------------------------------------------------------- exercises
-def test_check_width_rule():
-    assert sk.check_width_rule(lambda f, tau: sk.oracle_width(f, tau, constant=8.0)).passed
-    assert not sk.check_width_rule(lambda f, tau: sk.oracle_width(f, tau, constant=2.0)).passed
-    assert not sk.check_width_rule(lambda f, tau: 2).passed
-    assert not sk.check_width_rule(lambda f, tau: sk.minimax_width(tau, constant=4.0)).passed
-
-
-def test_check_hybrid_decoder():
-    def good(S, b, s):
-        rows = np.arange(b.shape[0])[:, None]
-        return np.median(np.mean(s * S[:, rows, b], axis=0), axis=0)
-
-    def swapped(S, b, s):
-        rows = np.arange(b.shape[0])[:, None]
-        return np.mean(np.median(s * S[:, rows, b], axis=1), axis=0)
-
-    assert sk.check_hybrid_decoder(good).passed
-    res = sk.check_hybrid_decoder(swapped)
-    assert not res.passed and "order" in res.message
 
 
 # ----------------------------------------------------------------------------- validation

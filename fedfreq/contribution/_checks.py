@@ -1,0 +1,44 @@
+"""Input validation shared by the contribution-bounding modules."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_array, check_real
+
+__all__ = []
+
+
+def _histograms(histograms) -> np.ndarray:
+    """(n, d) array of non-negative integer counts (int64)."""
+    return check_array("histograms", histograms, ndim=2, low=0.0, integer=True, min_size=1)
+
+
+def _threshold(C, name: str = "C") -> float:
+    return check_real(name, C, low=0.0, low_open=True)
+
+
+def _epsilon(epsilon, name: str = "epsilon") -> float:
+    return check_real(name, epsilon, low=0.0, low_open=True)
+
+
+def _delta(delta, name: str = "delta") -> float:
+    return check_real(name, delta, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def _out(x):
+    x = np.asarray(x, dtype=float)
+    return float(x) if x.ndim == 0 else x
+
+
+# exact expected losses and thresholds (Lemma 4.2, Theorem 4.3)
+def _thresholds(C, allow_zero: bool = False) -> tuple[np.ndarray, bool]:
+    scalar = np.ndim(C) == 0
+    arr = np.atleast_1d(check_array("C", C, low=0.0, low_open=not allow_zero, min_size=1))
+    return arr, scalar
+
+
+# Algorithm 5 (debiasing Poisson counts)
+def _lams(lam, name: str = "lam") -> tuple[np.ndarray, bool]:
+    scalar = np.ndim(lam) == 0
+    return np.atleast_1d(check_array(name, lam, low=0.0)).astype(float), scalar

@@ -1,0 +1,178 @@
+"""Checkers for the exercises on user-level contribution bounding (thresholds, clipping, debiasing)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from .._rng import as_generator
+from .._validation import check_int
+from ..contribution import (
+    clipped_poisson_mean,
+    gaussian_threshold,
+    threshold_objective,
+)
+from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, not_yet, passed
+
+__all__ = ["check_clipped_poisson_inverse", "check_gaussian_threshold", "check_rand_clip"]
+
+
+def check_clipped_poisson_inverse(
+    func: Callable[[float, int], float],
+    *,
+    C: int = 3,
+    trials: int = 200,
+    rng: np.random.Generator | int | None = 0,
+) -> CheckResult:
+    r"""Self-check for the exercise "invert h": does ``func(y, C)`` return :math:`h^{-1}(y)`?
+
+    Draws ``trials`` values λ from a log-uniform law on [1e-3, 30], feeds
+    :math:`y = h(\lambda)` (:func:`fedfreq.contribution.clipped_poisson_mean`) and
+    compares with λ to 1e-6 relative (deterministic). Then, by Monte Carlo with 20 000
+    Poisson draws at λ = 1.5, tests that the student's root is consistent with a
+    simulated clipped mean within 4 standard errors (a correct inverse fails this with
+    probability about 2(1 − Φ(4)) ≈ 6.3e-5 on a random seed). The message never states
+    the answer.
+
+    Examples
+    --------
+    >>> from fedfreq.contribution import clipped_poisson_mean_inverse
+    >>> check_clipped_poisson_inverse(clipped_poisson_mean_inverse).passed
+    True
+    """
+    c = check_int("C", C, low=1)
+    k = check_int("trials", trials, low=1, high=MAX_TRIALS, reason="the checker runs your code that many times")
+    gen = as_generator(rng)
+    lam = np.exp(gen.uniform(math.log(1e-3), math.log(30.0), size=k))
+    y = clipped_poisson_mean(lam, c)
+    ok = y < c * (1 - 1e-9)
+    y, lam = y[ok], lam[ok]
+    try:
+        got = np.array([float(attempt(func, float(v), c)) for v in y])
+    except StudentError as err:
+        return err.result
+    except (TypeError, ValueError):
+        return not_yet("your function must return one number per call")
+    if not np.all(np.isfinite(got)):
+        return not_yet("some results are not finite: check values of y close to C, where h is flat")
+    rel = np.abs(got - lam) / lam
+    if np.max(rel) > 1e-6:
+        i = int(np.argmax(rel))
+        return not_yet(
+            f"for y = {y[i]:.6g} (C = {c}) your answer is off by a relative {rel[i]:.2e}. "
+            "Remember that h is increasing and concave, and h(lambda) <= lambda."
+        )
+    lam0 = 1.5
+    sample = np.minimum(gen.poisson(lam0, size=20_000), c)
+    se = sample.std(ddof=1) / math.sqrt(sample.size)
+    try:
+        back = float(attempt(func, float(sample.mean()), c))
+    except StudentError as err:
+        return err.result
+    if abs(clipped_poisson_mean(back, c) - sample.mean()) > 4 * se + 1e-9:
+        return not_yet("your inverse does not reproduce simulated clipped means")
+    return passed(f"{y.size} values inverted to relative accuracy {np.max(rel):.1e}")
+
+
+def check_gaussian_threshold(
+    func: Callable[[np.ndarray, np.ndarray, int, float], float],
+    *,
+    trials: int = 40,
+    rng: np.random.Generator | int | None = 0,
+) -> CheckResult:
+    r"""Self-check for the exercise "compute C* of Theorem 4.3": ``func(l1, l2, d, sigma)``.
+
+    Generates ``trials`` random user-level datasets (heterogeneous sizes, Dirichlet item
+    mixes) and compares the student's threshold with the minimiser of the convex
+    objective G(C) (:func:`fedfreq.contribution.threshold_objective`) by its objective
+    value: a correct answer attains min G to 1e-9 relative (deterministic: no false
+    fails). The message never states the answer nor on which side of it the answer lies.
+
+    Examples
+    --------
+    >>> from fedfreq.contribution import gaussian_threshold
+    >>> def mine(l1, l2, d, sigma):
+    ...     return gaussian_threshold(l1, l2, d=d, sigma=sigma)
+    >>> check_gaussian_threshold(mine).passed
+    True
+    """
+    k = check_int("trials", trials, low=1, high=MAX_TRIALS, reason="the checker runs your code that many times")
+    gen = as_generator(rng)
+    for _ in range(k):
+        n, d = int(gen.integers(5, 200)), int(gen.integers(1, 12))
+        sizes = gen.poisson(gen.gamma(0.8, 30.0, size=n))
+        mixes = gen.dirichlet(np.full(d, 0.5), size=n)
+        N = np.array([gen.multinomial(m, p) for m, p in zip(sizes, mixes, strict=True)]).reshape(n, d)
+        l1, l2 = N.sum(axis=1).astype(float), np.sqrt((N.astype(float) ** 2).sum(axis=1))
+        sigma = float(gen.uniform(0.2, 6.0))
+        try:
+            got = float(attempt(func, l1, l2, d, sigma))
+        except StudentError as err:
+            return err.result
+        except (TypeError, ValueError):
+            return not_yet("a threshold is one number")
+        if not math.isfinite(got) or got < 0:
+            return not_yet(f"a threshold must be a finite number >= 0; got {got!r}")
+        best = threshold_objective(l1, l2, max(gaussian_threshold(l1, l2, d=d, sigma=sigma), 1e-300), d=d, sigma=sigma)
+        mine = threshold_objective(l1, l2, max(got, 1e-300), d=d, sigma=sigma)
+        if mine > best * (1 + 1e-9) + 1e-9:
+            return not_yet(
+                f"on a dataset with n = {n}, d = {d}, sigma = {sigma:.3g} a smaller value of G than "
+                "your threshold's is possible. Look at the sign of the right derivative "
+                "M - sum over users with ||N_i||_2 > C of ||N_i||_1/||N_i||_2."
+            )
+    return passed(f"your threshold minimises G(C) on all {k} random datasets")
+
+
+def check_rand_clip(
+    func: Callable[[np.ndarray, int, np.random.Generator], np.ndarray],
+    *,
+    trials: int = 3000,
+    rng: np.random.Generator | int | None = 0,
+) -> CheckResult:
+    r"""Self-check for the exercise "random clipping of one user": ``func(hist, C, rng)``.
+
+    ``hist`` is a 1-D integer histogram, ``C`` an integer and ``rng`` a numpy
+    Generator; the answer must be an integer histogram with :math:`\min(\|N\|_1, C)`
+    items, entrywise at most ``hist``, whose mean over ``trials`` calls matches
+    :math:`C N_j/\max(C, \|N\|_1)` within 4 standard errors in each of the five
+    coordinates (a correct sampler fails with probability at most 5 · 2(1 − Φ(4)) ≈
+    3.2e-4 on a random seed). The message never states the answer.
+
+    Examples
+    --------
+    >>> from fedfreq.contribution import rand_clip
+    >>> check_rand_clip(lambda h, C, g: rand_clip(np.asarray(h)[None, :], C, rng=g)[0]).passed
+    True
+    """
+    k = check_int("trials", trials, low=100, high=MAX_TRIALS, reason="the checker runs your code that many times")
+    gen = as_generator(rng)
+    hist = np.array([6, 0, 3, 1, 2])
+    C = 5
+    draws = []
+    try:
+        for _ in range(k):
+            out = np.asarray(attempt(func, hist.copy(), C, gen))
+            if out.shape != hist.shape or not np.all(out == np.round(out)):
+                return not_yet("return an integer histogram of the same length as the input")
+            if out.sum() != min(hist.sum(), C) or np.any(out < 0) or np.any(out > hist):
+                return not_yet("keep exactly min(||N||_1, C) items, never more copies of an item than the user holds")
+            draws.append(out)
+        small = np.asarray(attempt(func, np.array([1, 2, 0, 0, 0]), C, gen))
+    except StudentError as err:
+        return err.result
+    except (TypeError, ValueError):
+        return not_yet("return an integer histogram of the same length as the input")
+    sample = np.array(draws, dtype=float)
+    target = C * hist / max(C, hist.sum())
+    se = sample.std(axis=0, ddof=1) / math.sqrt(k)
+    if np.any(np.abs(sample.mean(axis=0) - target) > 4 * se + 1e-9):
+        return not_yet(
+            "the sizes are right but the items are not drawn uniformly without replacement "
+            "(the average kept histogram is not proportional to the input)"
+        )
+    if not np.array_equal(small, [1, 2, 0, 0, 0]):
+        return not_yet("a user with at most C items must keep all of them")
+    return passed(f"sizes, bounds and unbiasedness ({k} draws, 4 standard errors) all check out")

@@ -1,0 +1,346 @@
+"""Encoding, secure summation and decoding of count sketches (Wu et al., 2023, Algorithms 1
+and 2) for the shared, fresh and hybrid multi-round designs, and their communication cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import secagg
+from .._validation import check_array, check_int
+from .hashing import (
+    MERSENNE_PRIME,
+    SketchHashes,
+    _check_hashes,
+    _check_items,
+    _check_rounds_of_items,
+    draw_sketch_hashes,
+)
+
+__all__ = [
+    "encode_items",
+    "sketch_vector",
+    "sketch_items",
+    "secure_sketch_sum",
+    "decode_sketches",
+    "sketch_estimate",
+    "sketch_estimate_clients",
+    "sketch_bits_per_client",
+    "one_hot_bits_per_client",
+]
+
+
+def encode_items(items, hashes: SketchHashes, *, d: int, round_index: int = 0) -> np.ndarray:
+    r"""Per-client encodings of Algorithm 1, step 3 (for small ``n`` only).
+
+    .. math:: \bigl(\mathrm{enc}(x)\bigr)_{\ell,k} = \mathbb 1[h_\ell(x) = k]\,\sigma_\ell(x).
+
+    This materialises an :math:`n\times L\times W` array and exists to show the
+    protocol client by client (and to feed :func:`secure_sketch_sum`); use
+    :func:`sketch_items` for the sum.
+
+    Examples
+    --------
+    >>> h = draw_sketch_hashes(width=4, rows=2, rng=1)
+    >>> e = encode_items([3], h, d=5)
+    >>> e.shape, int(np.abs(e).sum())
+    ((1, 2, 4), 2)
+    """
+    hashes = _check_hashes(hashes)
+    d = check_int("d", d, low=1, high=MERSENNE_PRIME - 1)
+    x = _check_items(items, d)
+    b = hashes.buckets(x, round_index)  # (L, n)
+    s = hashes.signs(x, round_index)
+    out = np.zeros((x.size, hashes.rows, hashes.width), dtype=np.int64)
+    n_idx = np.arange(x.size)[None, :]
+    l_idx = np.arange(hashes.rows)[:, None]
+    out[n_idx, l_idx, b] = s
+    return out
+
+
+def sketch_vector(values, hashes: SketchHashes, *, round_index: int = 0) -> np.ndarray:
+    r"""Sketch of a vector: :math:`S_{\ell,k} = \sum_{i:\,h_\ell(i)=k} \sigma_\ell(i)\, v_i`.
+
+    Because the encoding is linear, the secure sum of the clients' encodings equals
+    the sketch of their histogram; with ``values`` = frequencies it is the
+    normalised sum :math:`\frac1n\sum_t \mathrm{enc}(x_t)` of Algorithm 1, step 8.
+
+    Parameters
+    ----------
+    values : array_like, shape (d,)
+    hashes : SketchHashes
+    round_index : int
+
+    Returns
+    -------
+    ndarray of float, shape (L, W)
+
+    Examples
+    --------
+    >>> h = draw_sketch_hashes(width=3, rows=2, rng=0)
+    >>> float(np.abs(sketch_vector([0.5, 0.5], h)).sum()) <= 2.0
+    True
+    """
+    hashes = _check_hashes(hashes)
+    v = check_array("values", values, ndim=1, min_size=1)
+    if v.size > MERSENNE_PRIME - 1:
+        raise ValueError(f"values must have at most {MERSENNE_PRIME - 1} entries")
+    items = np.arange(v.size)
+    return _sketch_table(v, hashes.buckets(items, round_index), hashes.signs(items, round_index), hashes.width)
+
+
+def _sketch_table(v: np.ndarray, b: np.ndarray, s: np.ndarray, width: int) -> np.ndarray:
+    rows = b.shape[0]
+    flat = (b + width * np.arange(rows)[:, None]).ravel()
+    out = np.bincount(flat, weights=(s * v[None, :]).ravel(), minlength=rows * width)
+    return out.reshape(rows, width)
+
+
+def _tables(hashes: SketchHashes, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bucket table (R_b, L, d) and sign table (R_s, L, d) for all items of [d]."""
+    items = np.arange(d)
+    B = np.stack([hashes.buckets(items, m) for m in range(hashes.bucket_coeffs.shape[0])])
+    Sg = np.stack([hashes.signs(items, m) for m in range(hashes.sign_coeffs.shape[0])]).astype(np.int8)
+    return B, Sg
+
+
+def _decode_tables(S: np.ndarray, B: np.ndarray, Sg: np.ndarray, design: str) -> np.ndarray:
+    M, L, _ = S.shape
+    rows_idx = np.arange(L)[:, None]
+    if design == "fresh":
+        acc = np.zeros(B.shape[2])
+        for m in range(M):
+            acc += np.median(Sg[m] * S[m][rows_idx, B[m]], axis=0)
+        return acc / M
+    if design == "shared":
+        return np.median(Sg[0] * S.mean(axis=0)[rows_idx, B[0]], axis=0)
+    acc = np.zeros(B.shape[1:])
+    for m in range(M):
+        acc += Sg[m] * S[m][rows_idx, B[0]]
+    return np.median(acc / M, axis=0)
+
+
+def _sketch_rounds(F: np.ndarray, hashes: SketchHashes, B: np.ndarray, Sg: np.ndarray) -> np.ndarray:
+    M = F.shape[0]
+    return np.stack(
+        [
+            _sketch_table(F[m], B[m if B.shape[0] > 1 else 0], Sg[m if Sg.shape[0] > 1 else 0], hashes.width)
+            for m in range(M)
+        ]
+    )
+
+
+def sketch_items(items, hashes: SketchHashes, *, d: int, round_index: int = 0) -> np.ndarray:
+    r"""The integer sum :math:`\sum_t \mathrm{enc}(x_t)` of ``n`` clients' encodings.
+
+    Computed without per-client matrices: a histogram of the items
+    (``np.bincount``, :math:`O(n)`) followed by one sketch of the histogram
+    (:math:`O(Ld)`), which equals the sum by linearity.
+
+    Returns
+    -------
+    ndarray of int64, shape (L, W)
+
+    Examples
+    --------
+    >>> h = draw_sketch_hashes(width=4, rows=2, rng=1)
+    >>> bool(np.array_equal(sketch_items([0, 3, 3], h, d=5), encode_items([0, 3, 3], h, d=5).sum(axis=0)))
+    True
+    """
+    hashes = _check_hashes(hashes)
+    d = check_int("d", d, low=1, high=MERSENNE_PRIME - 1)
+    x = _check_items(items, d)
+    counts = np.bincount(x, minlength=d)
+    return np.rint(sketch_vector(counts, hashes, round_index=round_index)).astype(np.int64)
+
+
+def secure_sketch_sum(
+    items,
+    hashes: SketchHashes,
+    *,
+    d: int,
+    round_index: int = 0,
+    rng: np.random.Generator | int | None = None,
+) -> np.ndarray:
+    r"""Sum the clients' encodings through the secure-sum simulator (Alg. 1, steps 4-6).
+
+    Entries are in :math:`\{-1, 0, 1\}`, so the signed sum lies in :math:`[-n, n]`;
+    the modulus is :func:`fedfreq.secagg.modulus_for_signed` ``(n, 1)`` :math:`= 2n+1`,
+    and :func:`fedfreq.secagg.to_signed` decodes it. Builds per-client matrices
+    (memory :math:`nLW`): meant for small ``n``, and to check :func:`sketch_items`.
+
+    Returns
+    -------
+    ndarray of int64, shape (L, W)
+
+    Examples
+    --------
+    >>> h = draw_sketch_hashes(width=4, rows=2, rng=1)
+    >>> bool(np.array_equal(secure_sketch_sum([0, 3, 3], h, d=5, rng=2), sketch_items([0, 3, 3], h, d=5)))
+    True
+    """
+    enc = encode_items(items, hashes, d=d, round_index=round_index)
+    n = enc.shape[0]
+    if n < 1:
+        raise ValueError("items must contain at least one client")
+    modulus = secagg.modulus_for_signed(n, 1)
+    residues = np.mod(enc.reshape(n, -1), modulus)
+    total = secagg.secure_sum(residues, modulus=modulus, rng=rng, allow_wrap=True)
+    return secagg.to_signed(total, modulus).reshape(hashes.rows, hashes.width)
+
+
+def decode_sketches(sketches, hashes: SketchHashes, *, d: int) -> np.ndarray:
+    r"""Server-side decoding of :math:`M` (normalised) round sketches.
+
+    With :math:`\mathrm{dec}(j; m, \ell) = \sigma^{(m)}_\ell(j)\, S^{(m)}_{\ell, h^{(m)}_\ell(j)}`:
+
+    * ``"shared"`` and ``"hybrid"``: :math:`\mathrm{median}_\ell \frac1M\sum_m \mathrm{dec}(j; m, \ell)`
+      (Alg. 2, step 11; for shared hashes this is Alg. 1 on the averaged sketch);
+    * ``"fresh"``: :math:`\frac1M\sum_m \mathrm{median}_\ell\, \mathrm{dec}(j; m, \ell)`.
+
+    Parameters
+    ----------
+    sketches : array_like, shape (M, L, W)
+        Round sketches, each normalised by its number of clients.
+    hashes : SketchHashes
+        The hashes used, with ``hashes.rounds == M``.
+    d : int
+        Domain size.
+
+    Returns
+    -------
+    ndarray, shape (d,)
+
+    Examples
+    --------
+    >>> h = draw_sketch_hashes(width=64, rows=5, rounds=2, design="hybrid", rng=3)
+    >>> f = np.array([0.5, 0.3, 0.2])
+    >>> S = np.stack([sketch_vector(f, h, round_index=m) for m in range(2)])
+    >>> np.round(decode_sketches(S, h, d=3), 3).tolist()
+    [0.5, 0.3, 0.2]
+    """
+    hashes = _check_hashes(hashes)
+    d = check_int("d", d, low=1, high=MERSENNE_PRIME - 1)
+    S = check_array("sketches", sketches, shape=(hashes.rounds, hashes.rows, hashes.width))
+    B, Sg = _tables(hashes, d)
+    return _decode_tables(S, B, Sg, hashes.design)
+
+
+def _check_round_frequencies(round_frequencies) -> np.ndarray:
+    F = check_array("round_frequencies", round_frequencies, ndim=2, low=0.0, min_size=1)
+    return F
+
+
+def sketch_estimate(
+    round_frequencies,
+    *,
+    width: int,
+    rows: int,
+    design: str,
+    rng: np.random.Generator | int | None = None,
+) -> np.ndarray:
+    r"""Estimate the global frequency vector with a multi-round count sketch.
+
+    ``round_frequencies`` holds the local frequency vectors :math:`f^{(m)}`, one per
+    round (seed 001, Sec. 3); each round's server view is the normalised sketch
+    :math:`\frac1n\sum_t \mathrm{enc}^{(m)}(x^{(m)}_t)`, which by linearity equals the
+    sketch of :math:`f^{(m)}` (:func:`sketch_vector`). Hashes are drawn with
+    :func:`draw_sketch_hashes` according to ``design`` and the sketches are decoded by
+    :func:`decode_sketches`. The target is :math:`f = \frac1M\sum_m f^{(m)}`.
+
+    Parameters
+    ----------
+    round_frequencies : array_like, shape (M, d)
+        Non-negative per-round frequency vectors.
+    width, rows : int
+        :math:`W \ge 1`, :math:`1 \le L \le` ``MAX_ROWS``. Degenerate sizes are legal and
+        mean what the definitions say: with :math:`W = 1` every item shares one bucket,
+        so each estimate is :math:`\pm` the signed total of the round (unbiased, but with
+        the variance of the whole vector); with :math:`L = 1` there is no median, only the
+        one row's estimate.
+    design : {"shared", "fresh", "hybrid"}
+    rng : Generator, int or None
+
+    Returns
+    -------
+    ndarray, shape (d,)
+
+    Examples
+    --------
+    >>> f = np.array([[0.6, 0.4, 0.0], [0.2, 0.4, 0.4]])
+    >>> np.round(sketch_estimate(f, width=256, rows=5, design="hybrid", rng=0), 3).tolist()
+    [0.4, 0.4, 0.2]
+    """
+    F = _check_round_frequencies(round_frequencies)
+    M, d = F.shape
+    if d > MERSENNE_PRIME - 1:
+        raise ValueError(f"the domain size d must lie in [1, {MERSENNE_PRIME - 1}]; got {d}")
+    hashes = draw_sketch_hashes(width=width, rows=rows, rounds=M, design=design, rng=rng)
+    B, Sg = _tables(hashes, d)
+    return _decode_tables(_sketch_rounds(F, hashes, B, Sg), B, Sg, design)
+
+
+def sketch_estimate_clients(
+    round_items: Sequence,
+    *,
+    d: int,
+    width: int,
+    rows: int,
+    design: str,
+    rng: np.random.Generator | int | None = None,
+) -> np.ndarray:
+    r"""Client-level multi-round sketch: each round's clients send their encodings.
+
+    Round :math:`m`'s clients hold the items ``round_items[m]``; the server receives
+    the integer sum of their encodings (:func:`sketch_items`), divides by the round's
+    :math:`n_m` and decodes (:func:`decode_sketches`). With equal :math:`n_m` the
+    target is the global frequency vector; with unequal ones it is the mean of the
+    local frequency vectors, as in the paper's definition.
+
+    Examples
+    --------
+    >>> est = sketch_estimate_clients([[0, 0, 1], [1, 1, 2]], d=3, width=128, rows=5, design="fresh", rng=0)
+    >>> np.round(est, 3).tolist()
+    [0.333, 0.5, 0.167]
+    """
+    d = check_int("d", d, low=1, high=MERSENNE_PRIME - 1)
+    rounds = [_check_items(x, d, name=f"round_items[{m}]") for m, x in enumerate(_check_rounds_of_items(round_items))]
+    for m, x in enumerate(rounds):
+        if x.size == 0:
+            raise ValueError(f"round_items[{m}] must contain at least one client")
+    M = len(rounds)
+    hashes = draw_sketch_hashes(width=width, rows=rows, rounds=M, design=design, rng=rng)
+    S = np.empty((M, hashes.rows, hashes.width))
+    for m, x in enumerate(rounds):
+        S[m] = sketch_items(x, hashes, d=d, round_index=m) / x.size
+    return decode_sketches(S, hashes, d=d)
+
+
+def sketch_bits_per_client(*, rows: int, width: int, n: int) -> int:
+    r"""Bits a client sends for an :math:`L\times W` sketch through SecSum.
+
+    :math:`LW\lceil\log_2(2n+1)\rceil`: every entry is a residue modulo
+    :func:`fedfreq.secagg.modulus_for_signed` ``(n, 1)``.
+
+    Examples
+    --------
+    >>> sketch_bits_per_client(rows=16, width=1000, n=10**6)
+    336000
+    """
+    rows = check_int("rows", rows, low=1)
+    width = check_int("width", width, low=1)
+    return rows * width * secagg.bits_per_entry(secagg.modulus_for_signed(n, 1))
+
+
+def one_hot_bits_per_client(*, d: int, n: int) -> int:
+    r"""Bits a client sends with one-hot encoding through SecSum: :math:`d\lceil\log_2(n+1)\rceil`.
+
+    Examples
+    --------
+    >>> one_hot_bits_per_client(d=100000, n=10**6)
+    2000000
+    """
+    d = check_int("d", d, low=1)
+    return d * secagg.bits_per_entry(secagg.modulus_for(n, 1))
