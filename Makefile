@@ -61,17 +61,19 @@ book-stored: venv mathjax
 	$(PY) scripts/stored_outputs_config.py _config.yml _build/config-stored.yml
 	$(JB) build . $(JBFLAGS) --config _build/config-stored.yml
 
-## Lint (ruff), format check (ruff format) and type check (mypy) of fedfreq, tests and scripts.
+## Lint (ruff), format check (ruff format; the chapters' code cells at 88 characters) and type check (mypy).
 LINTED := fedfreq tests scripts book/_ext
 lint: venv
 	$(PY) -m ruff check $(LINTED)
 	$(PY) -m ruff format --check $(LINTED)
+	$(PY) scripts/format_chapters.py --check
 	$(PY) -m mypy
 
 ## Reformat the code in place (authors run this before committing).
 format: venv
 	$(PY) -m ruff check --fix $(LINTED)
 	$(PY) -m ruff format $(LINTED)
+	$(PY) scripts/format_chapters.py
 
 ## Unit, statistical and property tests, and the doctests of every module of fedfreq.
 test-unit: venv

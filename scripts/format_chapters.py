@@ -1,0 +1,78 @@
+"""Format and lint the code cells of the chapters' MyST sources with ruff.
+
+The chapters are authored as ``notebooks/NN_name.md``; ruff reads notebooks, not MyST
+markdown. This script writes each chapter's code cells to a temporary ``.ipynb`` (with
+jupytext, whose round trip of these files is exact), runs ``ruff check --fix`` (the safe
+fixes: unused imports, import order) and ``ruff format`` on it with the rules of
+``notebooks/ruff.toml`` (88 characters), and writes the formatted code back into the
+``.md``, leaving every markdown cell and cell option untouched.
+
+Usage::
+
+    python scripts/format_chapters.py            # format every chapter in place
+    python scripts/format_chapters.py --check    # exit 1 if a chapter would change
+
+After formatting, re-execute the changed chapters (``make notebooks NB=...``) so that the
+stored notebooks carry the same sources.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import jupytext
+
+ROOT = Path(__file__).resolve().parents[1]
+NB_DIR = ROOT / "notebooks"
+
+
+def format_sources(paths: list[Path]) -> dict[Path, str]:
+    """Formatted text of each chapter source (unchanged text if nothing changes)."""
+    out: dict[Path, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        config = (NB_DIR / "ruff.toml").read_text().replace('"../pyproject.toml"', f'"{ROOT / "pyproject.toml"}"')
+        (work / "ruff.toml").write_text(config)
+        for p in paths:
+            jupytext.write(jupytext.read(p), work / f"{p.stem}.ipynb")
+        ruff = [sys.executable, "-m", "ruff"]
+        fixes = ["check", "--fix", "--select", "F401,I001", "--quiet", "--exit-zero", str(work)]
+        subprocess.run([*ruff, *fixes], check=True)
+        subprocess.run([*ruff, "format", "--quiet", str(work)], check=True)
+        for p in paths:
+            original = jupytext.read(p)
+            formatted = jupytext.read(work / f"{p.stem}.ipynb")
+            for cell, new in zip(original.cells, formatted.cells, strict=True):
+                if cell.cell_type == "code":
+                    cell.source = new.source.rstrip("\n")
+            out[p] = jupytext.writes(original, fmt="md:myst")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="chapter stems (default: all)")
+    parser.add_argument("--check", action="store_true", help="report chapters that would change; change nothing")
+    args = parser.parse_args(argv)
+    paths = sorted(NB_DIR.glob("[0-9][0-9]_*.md"))
+    if args.names:
+        paths = [p for p in paths if p.stem in set(args.names)]
+    changed = []
+    for p, text in format_sources(paths).items():
+        if text != p.read_text():
+            changed.append(p.stem)
+            if not args.check:
+                p.write_text(text)
+    if args.check and changed:
+        print("chapters whose code cells need formatting:", ", ".join(changed))
+        return 1
+    print(("would reformat: " if args.check else "reformatted: ") + (", ".join(changed) or "nothing"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
