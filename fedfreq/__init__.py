@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from . import (
     accounting,
+    audit,
     baselines,
     bitpush,
     claims,
@@ -67,6 +68,7 @@ MODULES = (
     "metrics",
     "datasets",
     "deploy",
+    "audit",
     "exercises",
     "claims",
     "display",

@@ -14,7 +14,7 @@ __all__ = ["log1mexp", "log_expm1", "stirlerr", "bd0", "logsumexp", "binom_logpm
 def log1mexp(x: np.ndarray) -> np.ndarray:
     """log(1 - exp(x)) for x <= 0, accurate for x near 0 and for x very negative."""
     x = np.asarray(x, dtype=float)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 
 

@@ -107,11 +107,16 @@ def hockey_stick_divergence(log_p, log_q, epsilon):
         eps, scalar = np.asarray(check_real("epsilon", epsilon), dtype=float), True
     else:
         eps, scalar = check_array("epsilon", epsilon, min_size=1), False
+    out = _hockey_stick_kernel(lp, lq, eps.reshape(-1)).reshape(eps.shape)
+    return _as_output(out, scalar)
+
+
+def _hockey_stick_kernel(lp: np.ndarray, lq: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    """sum_i max(0, p_i - e^eps q_i) for each eps, formed in log space (inputs valid)."""
     e = eps.reshape(-1, 1)
     with np.errstate(invalid="ignore"):
         z = e + lq - lp  # log(e^eps q / p); NaN where p = q = 0, handled by `positive`
         positive = np.isfinite(lp) & (z < 0)
         z = np.where(positive, z, -1.0)
         terms = np.where(positive, lp + log1mexp(z), -np.inf)
-    out = np.exp(special.logsumexp(terms, axis=1)).reshape(eps.shape)
-    return _as_output(out, scalar)
+    return np.exp(special.logsumexp(terms, axis=1))

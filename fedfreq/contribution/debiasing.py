@@ -136,8 +136,15 @@ def debiased_count(counts, *, C: int, epsilon: float, lam_max: float, rng=None) 
     :math:`Y_i = \min(N_i, C)`, :math:`y = (\sum_i Y_i + \mathrm{Lap}(C/\varepsilon))/n`,
     :math:`\widehat N = n\, h^{-1}(\Pi(y))` where Π projects y onto
     :math:`[0, h(\lambda_{max})]` (post-processing; Theorem C.1 takes
-    :math:`\lambda_{max} = 1`). Privacy is that of the Laplace step: ε-DP for
-    add/remove neighbours, 2ε under replacement.
+    :math:`\lambda_{max} = 1`).
+
+    Privacy: ε-DP under replacement of one user with the number of users n known
+    and fixed, which is the paper's model (its Sec. 3). Each :math:`Y_i` lies in
+    [0, C], so replacing a user moves the clipped sum by at most C, and the rest is
+    post-processing of the Laplace release *given n*. Under add/remove neighbours the
+    estimate as released is not ε-DP for any finite ε: n enters the output (the
+    estimate is capped at :math:`n\lambda_{max}`, an atom whose position reveals n).
+    There, release the noisy sum and a private count of users instead.
 
     The noise is drawn with numpy's floating-point sampler: a simulation of the
     mechanism's law for measuring accuracy, not a deployable release (a float sampler
