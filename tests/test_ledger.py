@@ -13,7 +13,7 @@ from fedfreq.claims import VERDICTS
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-from ledger import ERRATUM_KINDS, SOURCES, ledger_files, load_ledger  # noqa: E402
+from ledger import ERRATUM_KINDS, SOURCES, ledger_files, load_ledger, row_anchor  # noqa: E402
 
 LEDGER = load_ledger()
 
@@ -121,3 +121,11 @@ def test_stored_outputs_print_the_ledger_verdicts(md):
 def test_errata_and_ledger_pages_render_from_the_data():
     assert "```{errata}" in (ROOT / "book" / "errata.md").read_text()
     assert "```{claims-ledger}" in (ROOT / "book" / "claims_ledger.md").read_text()
+
+
+def test_row_anchors_are_unique_and_html_safe():
+    """Each claim's row on the ledger page has its own anchor (#ledger-<slug>)."""
+    anchors = [row_anchor(c["id"]) for c in LEDGER]
+    assert len(anchors) == len(set(anchors)), [a for a, k in Counter(anchors).items() if k > 1]
+    assert all(re.fullmatch(r"ledger-[a-z0-9]+(-[a-z0-9]+)*", a) for a in anchors)
+    assert row_anchor("S1-P2.1") == "ledger-s1-p2-1"

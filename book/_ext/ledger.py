@@ -11,6 +11,7 @@ the stored outputs were produced.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import yaml
@@ -24,12 +25,37 @@ TIMES = ROOT / "notebooks" / "execution_times.json"
 
 SOURCES = {
     "F": "Background results from the literature the papers build on",
-    "S0": "Seed 000: bounding contribution optimally under user-level distributed DP",
-    "S1": "Seed 001: private federated frequency estimation with sketches",
-    "S2": "Seed 002: sample-and-threshold differential privacy",
-    "S3": "Seed 003: bit-efficient numerical aggregation",
-    "S4": "Seed 004: bounding contribution for user-level histograms",
+    "S0": "The OcPBM paper: bounding contribution optimally under user-level distributed DP",
+    "S1": "Wu et al. 2023: private federated frequency estimation with sketches",
+    "S2": "Bharadwaj & Cormode 2022: sample-and-threshold differential privacy",
+    "S3": "Cormode & Markov 2021: bit-efficient numerical aggregation",
+    "S4": "Liu et al. 2023: bounding contribution for user-level histograms",
 }
+#: Short names of the sources for the ledger's tables.
+SHORT = {
+    "F": "background",
+    "S0": "OcPBM paper",
+    "S1": "Wu et al. 2023",
+    "S2": "Bharadwaj & Cormode 2022",
+    "S3": "Cormode & Markov 2021",
+    "S4": "Liu et al. 2023",
+}
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def slug(claim_id: str) -> str:
+    """The HTML-safe form of a claim id: ``S1-P2.1`` -> ``s1-p2-1``."""
+    return re.sub(r"[^a-z0-9]+", "-", claim_id.lower()).strip("-")
+
+
+def row_anchor(claim_id: str) -> str:
+    """Anchor of a claim's row on the ledger page."""
+    return f"ledger-{slug(claim_id)}"
+
+
+def cell_label(claim_id: str) -> str:
+    """Label of the claim cell in its chapter (a MyST target just before the cell)."""
+    return f"claim-{slug(claim_id)}"
 
 
 ERRATUM_KINDS = {"typo": "typo", "ambiguity": "ambiguity", "error": "error"}
@@ -64,36 +90,63 @@ class _TableDirective(SphinxDirective):
 
 
 class ClaimsLedger(_TableDirective):
+    """Per-paper verdict counts, then one table of every claim (sortable and filterable
+    in the browser by simple-datatables; a plain table without JavaScript)."""
+
     def run(self):
         for path in ledger_files():
             self.env.note_dependency(str(path))
         claims = load_ledger()
-        out: list[str] = []
-        for prefix, title in SOURCES.items():
+        verdicts = sorted({c["verdict"] for c in claims}, key=lambda v: (-sum(c["verdict"] == v for c in claims), v))
+        out: list[str] = [
+            f"The ledger holds {len(claims)} claims from {len(SOURCES)} sources.",
+            "",
+            "```{list-table} Verdicts by source",
+            ":header-rows: 1",
+            ":class: ledger-counts",
+            "",
+            "* - Source",
+            "  - Claims",
+        ]
+        out += [f"  - {v}" for v in verdicts]
+        for prefix in SOURCES:
             rows = [c for c in claims if c["id"].split("-")[0] == prefix]
-            if not rows:
-                continue
-            out += [f"```{{rubric}} {title}", "```", ""]
-            out += ["```{list-table}", ":header-rows: 1", ":widths: 14 50 18 18", ""]
-            out += ["* - Id", "  - Claim", "  - Method", "  - Verdict"]
-            for c in rows:
-                verdict = f"**{c['verdict']}**"
-                if c.get("erratum"):
-                    verdict += f" ({{ref}}`erratum <{c['erratum']['label']}>`)"
-                number = int(c["chapter"].split("/")[-1][:2])
-                verdict += f", {{doc}}`chapter {number} </{c['chapter']}>`"
-                out += [
-                    f"* - `{c['id']}`",
-                    f"  - {_cell(c['statement'])} *({_cell(c['source'])})*",
-                    f"  - {_cell(c['method'])}",
-                    f"  - {verdict}",
-                ]
-            out += ["```", ""]
-        counts = {}
+            out += [f"* - `{prefix}` {SHORT[prefix]}", f"  - {len(rows)}"]
+            out += [f"  - {sum(c['verdict'] == v for c in rows) or ''}" for v in verdicts]
+        out += ["* - all", f"  - {len(claims)}"]
+        out += [f"  - {sum(c['verdict'] == v for c in claims)}" for v in verdicts]
+        out += ["```", ""]
+        out += [
+            "```{list-table} Every claim",
+            ":header-rows: 1",
+            ":widths: 11 15 46 20 8",
+            ":class: ledger-table",
+            "",
+            "* - Id",
+            "  - Verdict",
+            "  - Claim (source)",
+            "  - Method",
+            "  - Chapter",
+        ]
         for c in claims:
-            counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
-        summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-        out = [f"The ledger holds {len(claims)} claims: {summary}.", ""] + out
+            verdict = f"**{c['verdict']}**"
+            if c.get("erratum"):
+                verdict += f" ({{ref}}`erratum <{c['erratum']['label']}>`)"
+            number = int(c["chapter"].split("/")[-1][:2])
+            label = cell_label(c["id"])
+            source = (NOTEBOOKS / f"{c['chapter'].split('/')[-1]}.md").read_text(encoding="utf-8")
+            if f"({label})=" in source:
+                where = f"{{ref}}`ch. {number} <{label}>`"
+            else:
+                where = f"{{doc}}`ch. {number} </{c['chapter']}>`"
+            out += [
+                f'* - <span id="{row_anchor(c["id"])}"></span>`{c["id"]}`',
+                f"  - {verdict}",
+                f"  - {_cell(c['statement'])} *({_cell(c['source'])})*",
+                f"  - {_cell(c['method'])}",
+                f"  - {where}",
+            ]
+        out += ["```", ""]
         return self._parse(out)
 
 
@@ -187,7 +240,28 @@ def _always_reread(app, env, added, changed, removed):
     return [doc for doc in DATA_PAGES if doc in env.found_docs]
 
 
+STATIC = Path(__file__).resolve().parent / "static"
+LEDGER_PAGE = "book/claims_ledger"
+
+
+def _add_static_path(app, config):
+    config.html_static_path = [*config.html_static_path, str(STATIC)]
+
+
+def _ledger_assets(app, pagename, templatename, context, doctree):
+    """Load simple-datatables (served from the site, see scripts/fetch_mathjax.sh) and
+    the ledger's own script and style on the ledger page only."""
+    if pagename != LEDGER_PAGE:
+        return
+    app.add_css_file("../simple-datatables/simple-datatables.css")
+    app.add_js_file("../simple-datatables/simple-datatables.js")
+    app.add_css_file("ledger.css")
+    app.add_js_file("ledger.js")
+
+
 def setup(app):
+    app.connect("config-inited", _add_static_path)
+    app.connect("html-page-context", _ledger_assets)
     app.connect("env-get-outdated", _always_reread)
     app.add_directive("claims-ledger", ClaimsLedger)
     app.add_directive("errata", Errata)
