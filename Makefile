@@ -16,7 +16,7 @@ JBFLAGS := -n -W --keep-going
 SANITIZE := tests/nbval_sanitize.cfg
 PORT ?= 8000
 
-.PHONY: help venv mathjax chromium notebooks verify book book-stored lint format test test-unit test-nbval test-nbval-baseline test-browser serve full clean
+.PHONY: help venv mathjax chromium notebooks verify book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser serve full clean
 
 help:
 	@sed -n '2,5p' Makefile
@@ -74,6 +74,10 @@ format: venv
 	$(PY) -m ruff check --fix $(LINTED)
 	$(PY) -m ruff format $(LINTED)
 	$(PY) scripts/format_chapters.py
+
+## Every claim check can fail: each claim cell re-run with its ledger mutations must flip.
+test-mutations: venv
+	$(PY) scripts/mutate_claims.py --jobs 2
 
 ## Unit, statistical and property tests, and the doctests of every module of fedfreq.
 test-unit: venv

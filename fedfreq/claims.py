@@ -35,9 +35,10 @@ The verdicts
 
 from __future__ import annotations
 
+import html
 import re
 
-__all__ = ["VERDICTS", "HOLDS", "FAILS", "ClaimFailed", "check_claim"]
+__all__ = ["VERDICTS", "HOLDS", "FAILS", "ClaimFailed", "check_claim", "claim_slug"]
 
 #: Verdicts printed when the statement holds.
 HOLDS = ("verified", "verified with correction", "reproduced under another reading")
@@ -51,6 +52,58 @@ FAILS = (
 VERDICTS = HOLDS + FAILS
 _LEGACY = ("not reproducible",)  # being migrated to the verdicts above
 _ID = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Za-z0-9.]+)+$")
+#: Where a chapter's page finds the claims ledger in the built book.
+LEDGER_URL = "../book/claims_ledger.html"
+
+
+def claim_slug(claim_id: str) -> str:
+    """The HTML-safe form of a claim id, used in the anchors of the built book.
+
+    The ledger's row of a claim is ``#ledger-<slug>``, the claim cell in its chapter is
+    ``#claim-<slug>``.
+
+    Examples
+    --------
+    >>> claim_slug("S1-P2.1")
+    's1-p2-1'
+    """
+    if not isinstance(claim_id, str) or not _ID.match(claim_id):
+        raise ValueError(f"claim_id must look like 'S0-L3' or 'F-GAUSS-RDP'; got {claim_id!r}")
+    return re.sub(r"[^a-z0-9]+", "-", claim_id.lower()).strip("-")
+
+
+class _Verdict:
+    """A verdict line: plain text, and in a notebook a link to the claim's ledger row."""
+
+    def __init__(self, claim_id: str, verdict: str, evidence: str) -> None:
+        self.claim_id, self.verdict, self.evidence = claim_id, verdict, evidence
+
+    def __repr__(self) -> str:
+        return f"{self.claim_id}: {self.verdict}. {self.evidence}"
+
+    def _repr_html_(self) -> str:
+        slug = claim_slug(self.claim_id)
+        return (
+            f'<p class="claim-verdict"><a href="{LEDGER_URL}#ledger-{slug}" '
+            f'title="this claim in the claims ledger">{html.escape(self.claim_id)}</a>: '
+            f"<strong>{html.escape(self.verdict)}</strong>. {html.escape(self.evidence)}</p>"
+        )
+
+
+def _emit(claim_id: str, verdict: str, evidence: str) -> None:
+    """Print the verdict line; in a notebook, display it with the link to the ledger."""
+    line = _Verdict(claim_id, verdict, evidence)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency of the book
+        get_ipython = None
+    shell = get_ipython() if get_ipython is not None else None
+    if shell is None or not hasattr(shell, "kernel"):
+        print(repr(line))
+        return
+    from IPython.display import display
+
+    display(line)
 
 
 class ClaimFailed(AssertionError):
@@ -68,7 +121,9 @@ def check_claim(
     """Record the verdict on one ledger claim.
 
     Prints the line ``<id>: <verdict>. <evidence>`` and returns nothing, so that a
-    claim cell shows exactly one line of output.
+    claim cell shows exactly one line of output. In a notebook the line is displayed
+    (plain text, and HTML in which the id links to the claim's row of the claims
+    ledger).
 
     Parameters
     ----------
@@ -113,8 +168,8 @@ def check_claim(
         raise ValueError(f"evidence must be a string; got {type(evidence).__name__}")
     evidence = " ".join(evidence.split())
     if passed:
-        print(f"{claim_id}: {verdict}. {evidence}")
+        _emit(claim_id, verdict, evidence)
     elif otherwise is not None:
-        print(f"{claim_id}: {otherwise}. {evidence}")
+        _emit(claim_id, otherwise, evidence)
     else:
         raise ClaimFailed(f"{claim_id}: CHECK FAILED. {evidence}")

@@ -5,12 +5,15 @@ markdown. This script writes each chapter's code cells to a temporary ``.ipynb``
 jupytext, whose round trip of these files is exact), runs ``ruff check --fix`` (the safe
 fixes: unused imports, import order) and ``ruff format`` on it with the rules of
 ``notebooks/ruff.toml`` (88 characters), and writes the formatted code back into the
-``.md``, leaving every markdown cell and cell option untouched.
+``.md``, leaving every markdown cell and cell option untouched. It then lints the
+formatted cells with every rule of the package (``ruff check``) and lists what remains,
+by chapter, code cell and line.
 
 Usage::
 
     python scripts/format_chapters.py            # format every chapter in place
-    python scripts/format_chapters.py --check    # exit 1 if a chapter would change
+    python scripts/format_chapters.py --check    # exit 1 if a chapter would change or
+                                                 # its code cells break a lint rule
 
 After formatting, re-execute the changed chapters (``make notebooks NB=...``) so that the
 stored notebooks carry the same sources.
@@ -30,8 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
 
 
-def format_sources(paths: list[Path]) -> dict[Path, str]:
-    """Formatted text of each chapter source (unchanged text if nothing changes)."""
+def format_sources(paths: list[Path]) -> tuple[dict[Path, str], list[str]]:
+    """Formatted text of each chapter source (unchanged text if nothing changes), and
+    the lint findings that remain in the formatted code cells."""
     out: dict[Path, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -43,6 +47,17 @@ def format_sources(paths: list[Path]) -> dict[Path, str]:
         fixes = ["check", "--fix", "--select", "F401,I001", "--quiet", "--exit-zero", str(work)]
         subprocess.run([*ruff, *fixes], check=True)
         subprocess.run([*ruff, "format", "--quiet", str(work)], check=True)
+        lint = subprocess.run(
+            [*ruff, "check", "--output-format", "concise", "--quiet", "--exit-zero", str(work)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        findings = [
+            "notebooks/" + line.replace(f"{work}/", "").replace(".ipynb:", ".md: code ", 1)
+            for line in lint.stdout.splitlines()
+            if line.strip()
+        ]
         for p in paths:
             original = jupytext.read(p)
             formatted = jupytext.read(work / f"{p.stem}.ipynb")
@@ -50,7 +65,7 @@ def format_sources(paths: list[Path]) -> dict[Path, str]:
                 if cell.cell_type == "code":
                     cell.source = new.source.rstrip("\n")
             out[p] = jupytext.writes(original, fmt="md:myst")
-    return out
+    return out, findings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,13 +77,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.names:
         paths = [p for p in paths if p.stem in set(args.names)]
     changed = []
-    for p, text in format_sources(paths).items():
+    texts, findings = format_sources(paths)
+    for line in findings:
+        print(line)
+    for p, text in texts.items():
         if text != p.read_text():
             changed.append(p.stem)
             if not args.check:
                 p.write_text(text)
-    if args.check and changed:
-        print("chapters whose code cells need formatting:", ", ".join(changed))
+    if args.check and (changed or findings):
+        if changed:
+            print("chapters whose code cells need formatting:", ", ".join(changed))
+        if findings:
+            print(f"{len(findings)} lint finding(s) in the chapters' code cells (listed above)")
         return 1
     print(("would reformat: " if args.check else "reformatted: ") + (", ".join(changed) or "nothing"))
     return 0

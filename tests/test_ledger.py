@@ -9,7 +9,7 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from fedfreq.claims import VERDICTS
+from fedfreq.claims import VERDICTS, claim_slug
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
@@ -107,11 +107,11 @@ def test_each_ledger_entry_is_checked_exactly_once_in_its_chapter():
 def test_stored_outputs_print_the_ledger_verdicts(md):
     nb = json.loads(md.with_suffix(".ipynb").read_text())
     text = "\n".join(
-        "".join(out.get("text", ""))
+        "".join(out.get("text", "") or out.get("data", {}).get("text/plain", ""))
         for cell in nb["cells"]
         if cell["cell_type"] == "code"
         for out in cell.get("outputs", [])
-        if out.get("output_type") == "stream"
+        if out.get("output_type") in ("stream", "display_data")
     )
     for c in LEDGER:
         if c["chapter"] == f"notebooks/{md.stem}":
@@ -129,3 +129,12 @@ def test_row_anchors_are_unique_and_html_safe():
     assert len(anchors) == len(set(anchors)), [a for a, k in Counter(anchors).items() if k > 1]
     assert all(re.fullmatch(r"ledger-[a-z0-9]+(-[a-z0-9]+)*", a) for a in anchors)
     assert row_anchor("S1-P2.1") == "ledger-s1-p2-1"
+
+
+def test_each_claim_cell_has_its_label():
+    """The ledger links each claim to its cell through the target (claim-<slug>)=."""
+    for md in CHAPTERS:
+        source = md.read_text()
+        for cid, chapter in claim_calls():
+            if chapter == f"notebooks/{md.stem}":
+                assert f"(claim-{claim_slug(cid)})=" in source, f"{cid}: no label before its claim cell"

@@ -11,13 +11,14 @@ the stored outputs were produced.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import yaml
 from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
+
+from fedfreq.claims import claim_slug
 
 ROOT = Path(__file__).resolve().parents[2]
 LEDGER_DIR = ROOT / "book" / "claims"
@@ -43,19 +44,14 @@ SHORT = {
 NOTEBOOKS = ROOT / "notebooks"
 
 
-def slug(claim_id: str) -> str:
-    """The HTML-safe form of a claim id: ``S1-P2.1`` -> ``s1-p2-1``."""
-    return re.sub(r"[^a-z0-9]+", "-", claim_id.lower()).strip("-")
-
-
 def row_anchor(claim_id: str) -> str:
     """Anchor of a claim's row on the ledger page."""
-    return f"ledger-{slug(claim_id)}"
+    return f"ledger-{claim_slug(claim_id)}"
 
 
 def cell_label(claim_id: str) -> str:
     """Label of the claim cell in its chapter (a MyST target just before the cell)."""
-    return f"claim-{slug(claim_id)}"
+    return f"claim-{claim_slug(claim_id)}"
 
 
 ERRATUM_KINDS = {"typo": "typo", "ambiguity": "ambiguity", "error": "error"}
