@@ -16,7 +16,7 @@ JBFLAGS := -n -W --keep-going
 SANITIZE := tests/nbval_sanitize.cfg
 PORT ?= 8000
 
-.PHONY: help venv mathjax chromium notebooks verify book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser serve full clean
+.PHONY: help venv mathjax chromium notebooks verify bench book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser serve full clean
 
 help:
 	@sed -n '2,5p' Makefile
@@ -47,9 +47,16 @@ verify: venv
 	@test -n "$(CLAIM)" || { echo "usage: make verify CLAIM=<ledger id>, e.g. make verify CLAIM=S0-L3"; exit 2; }
 	$(PY) scripts/verify_claim.py $(CLAIM)
 
-## Paper-scale runs of every experiment (outputs go to _build/full, not into the book).
+## Paper-scale runs of every experiment (outputs go to _build/full, not into the book). A chapter
+## that fails or exceeds TIMEOUT seconds is reported and the run goes on; progress bars show in
+## the terminal; _build/full/summary.json records each chapter's status, time and peak memory.
+TIMEOUT ?= 1800
 full: venv
-	FEDFREQ_SCALE=full $(PY) scripts/execute_notebooks.py --output-dir _build/full $(NB)
+	FEDFREQ_SCALE=full $(PY) scripts/execute_notebooks.py --output-dir _build/full --timeout $(TIMEOUT) $(NB)
+
+## Time the kernels against their limits (ratios) and write the table into book/execution_stats.md.
+bench: venv
+	$(PY) scripts/bench.py
 
 ## Build the site, executing the notebooks (cached by content).
 book: venv mathjax

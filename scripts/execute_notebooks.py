@@ -13,7 +13,17 @@ Usage::
     FEDFREQ_SCALE=full python scripts/execute_notebooks.py --output-dir _build/full
 
 At ``FEDFREQ_SCALE=full`` the outputs differ from the stored ones, so an output
-directory outside ``notebooks/`` is required.
+directory outside ``notebooks/`` is required. Such a run (``make full``) keeps going:
+a chapter whose cell fails (a claim that does not hold at that scale, say) or that
+exceeds ``--timeout`` is reported, its partly executed notebook is saved, and the run
+goes on with the next chapter. The progress bars of the chapters' long experiments
+(``fedfreq.scale.progress``) are relayed to the terminal, not stored in the notebooks;
+each chapter ends with a line giving its status, wall time and the kernel's peak memory,
+and the run with a summary table, also written to ``<output-dir>/summary.json``. The exit
+status is 1 if any chapter did not complete.
+
+When the stored outputs are produced (the default scale, into ``notebooks/``), the
+first failure stops the run and nothing is written for the failing chapter.
 """
 
 from __future__ import annotations
@@ -24,12 +34,15 @@ import json
 import os
 import platform
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
 import jupytext
 import nbformat
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from numeric_env import numeric_environment  # noqa: E402
@@ -82,37 +95,117 @@ def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
-def execute(md_path: Path, out_dir: Path) -> tuple[float, int]:
+class _Relay(threading.Thread):
+    """Copies what the kernel's progress bars write to a file onto our stderr."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(daemon=True)
+        self.path, self.done = path, threading.Event()
+
+    def run(self) -> None:
+        with open(self.path, encoding="utf-8", errors="replace") as fh:
+            while True:
+                chunk = fh.read()
+                if chunk:
+                    sys.stderr.write(chunk)
+                    sys.stderr.flush()
+                elif self.done.is_set():
+                    return
+                else:
+                    time.sleep(0.5)
+
+
+class _PeakMemory(threading.Thread):
+    """Polls the peak resident memory (VmHWM, Linux) of the kernel process."""
+
+    def __init__(self, client: NotebookClient) -> None:
+        super().__init__(daemon=True)
+        self.client, self.done, self.peak_kib = client, threading.Event(), 0
+
+    def run(self) -> None:
+        while not self.done.wait(1.0):
+            km = getattr(self.client, "km", None)
+            pid = getattr(getattr(km, "provisioner", None), "pid", None)
+            if pid is None:
+                continue
+            try:
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        self.peak_kib = max(self.peak_kib, int(line.split()[1]))
+            except (OSError, ValueError):
+                pass
+
+
+def execute(md_path: Path, out_dir: Path, *, keep_going: bool = False, timeout: float = 1800) -> dict:
+    """Execute one chapter and write its notebook; return its record (status, time, memory).
+
+    With ``keep_going`` a failing cell or the chapter's ``timeout`` (seconds, for the
+    whole chapter) ends the chapter but not the run: the notebook is written with what
+    ran. Without it the error propagates and nothing is written.
+    """
     # the kernel inherits this: sympy's printed forms depend on hash randomisation
     os.environ["PYTHONHASHSEED"] = "0"
     nb = to_notebook(md_path)
+    deadline = time.monotonic() + timeout
     client = NotebookClient(
         nb,
-        timeout=1800,
+        timeout=int(timeout),
+        timeout_func=lambda cell: max(1, int(deadline - time.monotonic())),
         kernel_name="python3",
         resources={"metadata": {"path": str(NB_DIR)}},
         record_timing=False,
         allow_errors=False,
     )
+    progress_file = Path(tempfile.mkstemp(prefix="fedfreq-progress-", suffix=".txt")[1])
+    os.environ["FEDFREQ_PROGRESS"] = str(progress_file)
+    relay, memory = _Relay(progress_file), _PeakMemory(client)
+    relay.start()
+    memory.start()
+    status, detail = "ok", ""
     start = time.perf_counter()
-    client.execute()
-    seconds = time.perf_counter() - start
+    try:
+        client.execute()
+    except (CellTimeoutError, DeadKernelError, CellExecutionError) as exc:
+        if not keep_going:
+            raise
+        if isinstance(exc, CellExecutionError):
+            status, detail = "failed", (str(exc).strip().splitlines() or [""])[-1][:300]
+        else:
+            status, detail = "timeout", f"stopped after {timeout:.0f} s ({type(exc).__name__})"
+    finally:
+        seconds = time.perf_counter() - start
+        relay.done.set()
+        memory.done.set()
+        relay.join(timeout=5)
+        memory.join(timeout=5)
+        os.environ.pop("FEDFREQ_PROGRESS", None)
+        progress_file.unlink(missing_ok=True)
     nb = clean(nb)
     out_dir.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out_dir / (md_path.stem + ".ipynb"))
-    return seconds, sum(c.cell_type == "code" for c in nb.cells)
+    return {
+        "status": status,
+        "detail": detail,
+        "seconds": round(seconds, 1),
+        "cells": sum(c.cell_type == "code" for c in nb.cells),
+        "peak_rss_gb": round(memory.peak_kib / 2**20, 2),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="chapter stems, e.g. 01_foundations (default: all)")
     parser.add_argument("--output-dir", type=Path, default=NB_DIR)
+    parser.add_argument(
+        "--timeout", type=float, default=1800, help="seconds allowed per chapter (default 1800 = 30 minutes)"
+    )
     args = parser.parse_args(argv)
 
     scale = os.environ.get("FEDFREQ_SCALE", "default")
     out_dir = args.output_dir.resolve()
     if scale != "default" and out_dir == NB_DIR:
         parser.error("FEDFREQ_SCALE is not 'default': pass --output-dir outside notebooks/")
+    keep_going = out_dir != NB_DIR
 
     sources = sorted(NB_DIR.glob("[0-9][0-9]_*.md"))
     if args.names:
@@ -123,16 +216,39 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no such chapter(s): {sorted(missing)}")
 
     measured = {}
-    for md in sources:
-        print(f"executing {md.name} ...", flush=True)
-        seconds, cells = execute(md, out_dir)
-        flag = "" if seconds <= BUDGET_SECONDS else f"  (over the {BUDGET_SECONDS} s budget)"
-        print(f"  {seconds:.1f} s, {cells} code cells{flag}", flush=True)
-        measured[md.stem] = {"seconds": round(seconds, 1), "cells": cells}
+    run_start = time.perf_counter()
+    for k, md in enumerate(sources, 1):
+        print(f"[{k}/{len(sources)}] executing {md.name} (scale {scale}) ...", flush=True)
+        rec = execute(md, out_dir, keep_going=keep_going, timeout=args.timeout)
+        flag = (
+            "" if rec["seconds"] <= BUDGET_SECONDS or scale != "default" else f"  (over the {BUDGET_SECONDS} s budget)"
+        )
+        memory = f", peak memory {rec['peak_rss_gb']:.2f} GB" if rec["peak_rss_gb"] else ""
+        print(
+            f"  {md.stem}: {rec['status']}, {rec['seconds']:.1f} s, {rec['cells']} code cells{memory}{flag}", flush=True
+        )
+        if rec["detail"]:
+            print(f"    {rec['detail']}", flush=True)
+        measured[md.stem] = rec
 
     if out_dir == NB_DIR:
-        record_times(measured, scale)
-    return 0
+        record_times({k: {"seconds": v["seconds"], "cells": v["cells"]} for k, v in measured.items()}, scale)
+        return 0
+    summary = {
+        "scale": scale,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "python": platform.python_version(),
+        "total_seconds": round(time.perf_counter() - run_start, 1),
+        "chapters": measured,
+    }
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"\n{'chapter':28} {'status':8} {'time (s)':>9} {'peak GB':>8}")
+    for name, rec in measured.items():
+        print(f"{name:28} {rec['status']:8} {rec['seconds']:9.1f} {rec['peak_rss_gb']:8.2f}")
+    bad = [name for name, rec in measured.items() if rec["status"] != "ok"]
+    print(f"{len(measured) - len(bad)} of {len(measured)} chapters completed; summary in {out_dir / 'summary.json'}")
+    return 1 if bad else 0
 
 
 def record_times(measured: dict, scale: str) -> None:

@@ -154,37 +154,6 @@ def test_rand_clip_many_blocks_and_wide_rows():
     assert np.array_equal(h[small], N[small])
 
 
-def test_algorithm3_runtime_against_a_numpy_reference():
-    """Benchmark of Algorithm 3 that tolerates machine load.
-
-    Algorithm 3 on n = 50 000 users with Poisson(100) items over d = 50 items,
-    C = 100, is timed together with a reference numpy operation on the same data,
-    ``rng.binomial(N, 0.5)`` (one binomial draw per cell of the (n, d) histogram).
-    Both are slowed alike by a busy machine, so their ratio is far more stable
-    than a wall-clock limit; best-of-3 (interleaved) discards transient spikes.
-    Measured on a busy 2-core machine (n = 50 000 and 100 000): the old
-    column-by-column rand-clip ran at 1.35-1.46x the reference, the halving sampler
-    at 0.74-0.81x. The ceiling 1.1x
-    leaves 40 % for noise and still fails a return to a per-column walk. A wall-clock limit is not
-    asserted: it would fail on a slow or busy machine without saying anything about the code.
-    """
-    import time
-
-    g = np.random.default_rng(0)
-    n, d = 50_000, 50
-    p = 1.0 / (np.arange(1, d + 1) + 50.0)
-    N = g.multinomial(g.poisson(100, size=n), p / p.sum())
-    t_alg, t_ref = [], []
-    for k in range(3):
-        t0 = time.perf_counter()
-        g.binomial(N, 0.5)
-        t_ref.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        ct.unbounded_histogram(N, C=100, epsilon=1.0, delta=1 / (2 * n), rng=k)
-        t_alg.append(time.perf_counter() - t0)
-    assert min(t_alg) <= 1.1 * min(t_ref), (min(t_alg), min(t_ref))
-
-
 def test_clip_sensitivity_by_enumeration():
     """Exhaustive over histograms in {0..3}^3: the largest move of the clipped sum."""
     C = 2.0

@@ -242,35 +242,6 @@ def test_window_is_narrow_and_its_bound_negligible():
     assert np.all(np.logaddexp(bl, bu) < total + math.log(2.0**-53))
 
 
-def test_benchmark_one_order_at_n_1e9():
-    # The issue asks for <= 50 ms per order at n = 1e9. A wall-clock ceiling is unreliable on a
-    # shared machine, so the time is expressed in a machine-dependent unit measured in the same
-    # test: one np.exp over 10^6 doubles (about 0.75 ms on the 2-core reference machine, where
-    # 50 ms is about 65 units). Measured: 7-16 units per order (median 11; min of 3 runs); the
-    # ceiling of 60 units keeps the 50 ms goal on the reference machine with room for noise.
-    import time
-
-    x = np.linspace(0.0, 1.0, 10**6)
-
-    def best(f, reps=3):
-        out = np.inf
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            f()
-            out = min(out, time.perf_counter() - t0)
-        return out
-
-    ratios = {}
-    for theta in (0.001, 0.25):
-        for m in (1, 30, 256):
-            for lam in (2.0, 32.0, 256.0, 1024.0):
-                unit = best(lambda: np.exp(x))
-                t = best(lambda lam=lam, theta=theta, m=m: cpbm_rdp(lam, n=10**9, theta=theta, m=m, dim=1))
-                ratios[(theta, m, lam)] = t / unit
-    worst = max(ratios, key=ratios.get)
-    assert ratios[worst] < 60.0, (worst, ratios[worst])
-
-
 @settings(max_examples=40, deadline=None)
 @given(
     bad=st.sampled_from(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from collections import Counter
 
 import numpy as np
@@ -323,12 +322,7 @@ def test_tokeniser():
 def roles():
     ds._parsed_roles.cache_clear()
     ds._read_texts.cache_clear()
-    t0 = time.perf_counter()
-    out = ds.shakespeare_roles()
-    elapsed = time.perf_counter() - t0
-    # cold read of the archive + parse of 37 plays: about 2.5 s measured; bound generously
-    assert elapsed < 15, elapsed
-    return out
+    return ds.shakespeare_roles()  # a cold read of the archive and parse of 37 plays
 
 
 def test_roles_basic(roles):
@@ -402,10 +396,8 @@ def test_user_histograms_add_up(roles):
 
 def test_user_histograms_top_d_sparse_and_cached(roles):
     hits = ds._encoded.cache_info().hits
-    t0 = time.perf_counter()
     h = ds.user_histograms(top_d=50)
-    assert time.perf_counter() - t0 < 3  # parsed text cached
-    assert ds._encoded.cache_info().hits > hits
+    assert ds._encoded.cache_info().hits > hits  # the parsed text is reused
     full = ds.user_histograms(top_d=None, sparse=True)
     np.testing.assert_array_equal(h.counts, full.counts[:, :50].toarray())
     assert h.vocabulary == full.vocabulary[:50]

@@ -136,6 +136,7 @@ FREE_ARGUMENTS = {
     ("display.glue", "value"),  # glues any displayable value
     ("display.glue", "name"),  # any non-empty key
     ("scale.progress", "iterable"),  # wraps any iterable
+    ("scale.progress", "desc"),  # the experiment's name: any string
     ("claims.check_claim", "evidence"),  # free text
 }
 

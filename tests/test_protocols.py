@@ -184,41 +184,6 @@ def test_multiround_fixed_estimate_unbiased_without_clipping_and_validates():
         multiround_fixed_estimate(x, U, rounds=4, C=0.0, theta=0.25, m=8)
 
 
-def test_tffe_costs_a_small_multiple_of_drawing_its_noise():
-    """Performance requirement: one full TFFE run (both phases, secure sums included) at
-    n = 1e4, d = 100 costs at most 10 times drawing the frequency phase's binomial noise
-    (n x D draws of Bin(30, p)), the one cost no implementation can avoid.
-
-    A wall-clock limit would depend on the machine (the run takes 0.7 s on one 2-core
-    machine and 1.3 s on another); the ratio does not. Both are timed on one thread
-    (BLAS included), so that another test worker on the same cores slows both alike;
-    measured: about 7, on an idle machine and next to a second busy worker. The best of
-    three runs of each is compared.
-    """
-    import time
-
-    from threadpoolctl import threadpool_limits
-
-    from fedfreq.datasets import synthetic_s0_iid
-    from fedfreq.kashin import kashin_level
-
-    g = np.random.default_rng(11)
-    d = 100
-    U = tight_frame(d, 2 * d, rng=g)
-    X = synthetic_s0_iid(10_000, d, rng=g).astype(float)
-    B = float(kashin_level(0.7, 0.3) * X.sum(axis=1).max())
-    times, noise = [], []
-    with threadpool_limits(1):
-        for _ in range(3):
-            t0 = time.perf_counter()
-            tffe(X, U, B=B, b=6, theta=0.2, m=30, theta_q=0.2, m_q=3, rng=g)
-            times.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            g.binomial(30, 0.5, size=(10_000, 2 * d))
-            noise.append(time.perf_counter() - t0)
-    assert min(times) <= 10 * min(noise), (times, noise)
-
-
 def test_precomputed_representation_gives_the_same_run_and_is_checked():
     from fedfreq.cpbm import ocpbm_estimate
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import time
 from fractions import Fraction
 
 import numpy as np
@@ -285,12 +284,10 @@ def test_fast_sampler_matches_per_user_law():
         cpbm_sum_sampler([[0.5]], m=1, theta=0.2)
 
 
-def test_stand_in_end_to_end_and_speed():
+def test_stand_in_end_to_end():
     rng = np.random.default_rng(18)
     x = rng.uniform(0, 10, size=100_000)
-    t0 = time.perf_counter()
     r = federated_quantile(x, 0.9, encoding="dht", B=10.0, b=8, mechanism=gaussian_stand_in(50.0), rng=rng)
-    assert time.perf_counter() - t0 < 10.0  # loose: the machine is shared; measured ~0.1 s alone
     assert abs(float(r.threshold) - 9.0) < 0.2  # s.d. of the fraction ~ 50 * 0.5 * sqrt(8/9)/1e5
 
 

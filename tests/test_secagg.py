@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 
 import numpy as np
 import pytest
@@ -402,30 +401,10 @@ def test_other_functions_reject_bad_input():
 # ---------------------------------------------------------------------------
 
 
-def test_million_clients_is_vectorised():
-    """n = 1e6 clients: correct, and within a small factor of drawing the masks alone.
-
-    The reference is the cost of drawing n*dim uniform residues and summing them, timed
-    on the same machine right before, so that a loaded machine slows both alike; the best
-    of three runs of each is compared. A per-client Python loop would be hundreds of
-    times slower than the reference; the vectorised simulator is a few times slower.
-    """
+def test_a_million_clients():
+    """n = 1e6 clients, dim = 10: the simulated secure sum equals the plain sum (its speed
+    against drawing the masks alone is measured by scripts/bench.py)."""
     n, dim, m = 10**6, 10, 30
     z = np.random.default_rng(0).integers(0, m + 1, size=(n, dim))
-    modulus = modulus_for(n, m)
-
-    def best_of_three(fn):
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            result = fn()
-            times.append(time.perf_counter() - start)
-        return min(times), result
-
-    reference, _ = best_of_three(lambda: np.random.default_rng(2).integers(0, modulus, size=(n, dim)).sum(axis=0))
-    elapsed, out = best_of_three(lambda: secure_sum(z, modulus=modulus, max_entry=m, rng=1))
+    out = secure_sum(z, modulus=modulus_for(n, m), max_entry=m, rng=1)
     assert out.tolist() == z.sum(axis=0).tolist()
-    assert elapsed < 20 * reference, (
-        f"secure_sum took {elapsed:.2f} s for n = 1e6, dim = 10, "
-        f"{elapsed / reference:.1f} x the cost of drawing the masks alone"
-    )
