@@ -10,7 +10,9 @@ Usage::
 Each ledger entry (``book/claims/<chapter>.yml``) carries a ``mutations`` list. A
 mutation names its kind (see ``KINDS``) and edits the source of the entry's claim cell:
 ``replace`` is a piece of that source (it must occur exactly once) and ``by`` what it
-becomes, e.g. the paper's printed form of a formula instead of the corrected one, a
+becomes (with ``cells: k``, the source is that of the k code cells before the claim cell
+followed by the claim cell, for a claim cell that compares what earlier cells computed),
+e.g. the paper's printed form of a formula instead of the corrected one, a
 constant perturbed, or a weakened implementation. The script executes each chapter once
 in a fresh kernel; just before each claim cell it runs the mutated versions of that cell
 and records what each mutated check says. The kernel's variables are deep-copied before
@@ -72,8 +74,19 @@ def _run_mutation(claim_id, index, source, expected):
                 saved[k] = g[k]
     before = set(g)
     from IPython.utils.capture import capture_output
+    import fedfreq
     result = {"id": claim_id, "index": index}
     printed = []
+    real_check = fedfreq.check_claim
+
+    def only_this_claim_raises(cid, **kwargs):  # other claims of the same cell do not stop it
+        try:
+            real_check(cid, **kwargs)
+        except _ClaimFailed:
+            if cid == claim_id:
+                raise
+
+    fedfreq.check_claim = only_this_claim_raises
     try:
         with capture_output() as cap:
             exec(compile(source, f"<mutation {index} of {claim_id}>", "exec"), g)
@@ -95,6 +108,7 @@ def _run_mutation(claim_id, index, source, expected):
             result["outcome"] = "flipped" if verdict != expected else "not flipped"
             result["said"] = lines[-1][:300]
     finally:  # the kernel's state as it was before the mutation
+        fedfreq.check_claim = real_check
         for k in set(g) - before:
             del g[k]
         g.update(saved)
@@ -117,32 +131,47 @@ def plan_chapter(stem: str, entries: list[dict]) -> tuple[nbformat.NotebookNode,
     nb = jupytext.read(NB_DIR / f"{stem}.md")
     problems: list[str] = []
     planned: list[dict] = []
-    cells = []
-    cells.append(nbformat.v4.new_code_cell(RUNNER))
+    # runner cells to insert before the code cell of each index of nb.cells
+    inserts: dict[int, list] = {}
+    code_positions = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     by_id = {e["id"]: e for e in entries}
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            for claim_id in CLAIM_CALL.findall(cell.source):
-                entry = by_id.get(claim_id)
-                if entry is None:
+    for pos, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        for claim_id in CLAIM_CALL.findall(cell.source):
+            entry = by_id.get(claim_id)
+            if entry is None:
+                continue
+            for k, mut in enumerate(entry.get("mutations") or []):
+                where = f"{claim_id} mutation {k}"
+                if mut.get("kind") not in KINDS:
+                    problems.append(f"{where}: kind must be one of {KINDS}; got {mut.get('kind')!r}")
                     continue
-                for k, mut in enumerate(entry.get("mutations") or []):
-                    where = f"{claim_id} mutation {k}"
-                    if mut.get("kind") not in KINDS:
-                        problems.append(f"{where}: kind must be one of {KINDS}; got {mut.get('kind')!r}")
-                        continue
-                    old, new = mut.get("replace"), mut.get("by")
-                    if not isinstance(old, str) or not isinstance(new, str) or old == new:
-                        problems.append(f"{where}: needs 'replace' and a different 'by'")
-                        continue
-                    count = cell.source.count(old)
-                    if count != 1:
-                        problems.append(f"{where}: 'replace' occurs {count} times in the claim cell (must be once)")
-                        continue
-                    source = cell.source.replace(old, new)
-                    planned.append({"id": claim_id, "index": k, "kind": mut["kind"], "chapter": stem})
-                    call = f"_run_mutation({claim_id!r}, {k}, {source!r}, {entry['verdict']!r})"
-                    cells.append(nbformat.v4.new_code_cell(call))
+                old, new = mut.get("replace"), mut.get("by")
+                if not isinstance(old, str) or not isinstance(new, str) or old == new:
+                    problems.append(f"{where}: needs 'replace' and a different 'by'")
+                    continue
+                # `cells: k` lets a mutation reach the k code cells before the claim cell,
+                # for claim cells that only compare what earlier cells computed
+                span = mut.get("cells", 0)
+                here = code_positions.index(pos)
+                if not isinstance(span, int) or not 0 <= span <= min(here, 5):
+                    problems.append(f"{where}: 'cells' must be an integer in [0, {min(here, 5)}]")
+                    continue
+                first = code_positions[here - span]
+                source = "\n".join(nb.cells[i].source for i in code_positions[here - span : here + 1])
+                count = source.count(old)
+                if count != 1:
+                    scope = f"the claim cell and the {span} code cell(s) before it" if span else "the claim cell"
+                    problems.append(f"{where}: 'replace' occurs {count} times in {scope} (must be once)")
+                    continue
+                source = source.replace(old, new)
+                planned.append({"id": claim_id, "index": k, "kind": mut["kind"], "chapter": stem})
+                call = f"_run_mutation({claim_id!r}, {k}, {source!r}, {entry['verdict']!r})"
+                inserts.setdefault(first, []).append(nbformat.v4.new_code_cell(call))
+    cells = [nbformat.v4.new_code_cell(RUNNER)]
+    for pos, cell in enumerate(nb.cells):
+        cells += inserts.get(pos, [])
         cells.append(cell)
     nb.cells = cells
     return nb, planned, problems
