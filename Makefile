@@ -111,6 +111,7 @@ test: venv mathjax
 	$(MAKE) --no-print-directory lint && \
 	$(MAKE) --no-print-directory test-unit && \
 	$(MAKE) --no-print-directory test-nbval && \
+	$(MAKE) --no-print-directory test-mutations && \
 	$(MAKE) --no-print-directory test-nbval-baseline && \
 	$(MAKE) --no-print-directory book-stored && \
 	$(MAKE) --no-print-directory test-browser && \

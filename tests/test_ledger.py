@@ -138,3 +138,22 @@ def test_each_claim_cell_has_its_label():
         for cid, chapter in claim_calls():
             if chapter == f"notebooks/{md.stem}":
                 assert f"(claim-{claim_slug(cid)})=" in source, f"{cid}: no label before its claim cell"
+
+
+def test_every_claim_has_a_mutation_that_applies():
+    """Each ledger entry lists at least one mutation of its claim cell (run by
+    ``make test-mutations``, which requires every mutation to flip the check); here,
+    statically, that each names a known kind and applies to its claim cell."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import mutate_claims
+
+    missing = [c["id"] for c in LEDGER if not c.get("mutations")]
+    assert not missing, f"claims without a mutation: {missing}"
+    ledger = mutate_claims.load_mutations()
+    planned, problems = 0, []
+    for stem, entries in ledger.items():
+        _, plan, found = mutate_claims.plan_chapter(stem, entries)
+        planned += len(plan)
+        problems += found
+    assert not problems, problems
+    assert planned >= len(LEDGER)
