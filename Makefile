@@ -16,7 +16,7 @@ JBFLAGS := -n -W --keep-going
 SANITIZE := tests/nbval_sanitize.cfg
 PORT ?= 8000
 
-.PHONY: help venv mathjax chromium notebooks verify bench book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser serve full clean
+.PHONY: help venv mathjax chromium notebooks verify bench student book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser serve full clean
 
 help:
 	@sed -n '2,5p' Makefile
@@ -53,6 +53,10 @@ verify: venv
 TIMEOUT ?= 1800
 full: venv
 	FEDFREQ_SCALE=full $(PY) scripts/execute_notebooks.py --output-dir _build/full --timeout $(TIMEOUT) $(NB)
+
+## The student edition: chapters without solutions (notebooks and site) into _build/student.
+student: venv mathjax
+	$(PY) scripts/make_student.py
 
 ## Time the kernels against their limits (ratios) and write the table into book/execution_stats.md.
 bench: venv

@@ -1,0 +1,78 @@
+"""The student edition: no solution reaches the student, and a student notebook runs."""
+
+import ast
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import make_student  # noqa: E402
+
+CHAPTERS = make_student.chapters()
+
+
+def _solution_lines(removed):
+    """Distinctive lines of the removed solutions (imports of checkers are handed out)."""
+    lines = set()
+    for sol in removed:
+        for block in sol["text"] + sol["code"]:
+            for line in block.splitlines():
+                line = line.strip()
+                if len(line) >= 25 and not line.startswith("from fedfreq.exercises import"):
+                    lines.add(line)
+    return lines
+
+
+def _everything(nb):
+    parts = []
+    for cell in nb.cells:
+        parts.append(cell.source)
+        for out in cell.get("outputs", []):
+            parts.append(str(out.get("text", "")))
+            parts.extend(str(v) for v in out.get("data", {}).values())
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_no_solution_reaches_the_student(path):
+    nb = nbformat.read(path, as_version=4)
+    for keep_outputs in (False, True):  # the handed-out notebook and the site's source
+        student, removed = make_student.student_notebook(nb, keep_outputs=keep_outputs)
+        text = _everything(student)
+        leaked = [line for line in _solution_lines(removed) if line in text]
+        assert not leaked, f"{path.stem}: solution lines in the student edition: {leaked[:3]}"
+        assert "{solution" not in text, f"{path.stem}: a solution directive survived"
+        for cell in student.cells:
+            if cell.cell_type == "code":
+                ast.parse(cell.source)
+        nbformat.validate(student)
+
+
+def test_every_exercise_with_a_solution_is_found():
+    """Each exercise label of the chapters has its solution removed."""
+    labels, removed_labels = set(), set()
+    for path in CHAPTERS:
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "markdown" and "{exercise}" in cell.source:
+                labels.update(
+                    line.split(":label:")[1].strip() for line in cell.source.splitlines() if ":label:" in line
+                )
+        removed_labels.update(s["label"] for s in make_student.student_notebook(nb, keep_outputs=False)[1])
+    assert labels and labels <= removed_labels, sorted(labels - removed_labels)
+
+
+def test_a_student_notebook_runs_before_any_exercise_is_answered(tmp_path):
+    nb = nbformat.read(ROOT / "notebooks" / "01_foundations.ipynb", as_version=4)
+    student, _ = make_student.student_notebook(nb, keep_outputs=False)
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    NotebookClient(
+        student, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}
+    ).execute()
+    answers = [c for c in student.cells if c.cell_type == "code" and c.source.startswith("# Exercise ")]
+    assert answers and all(not any(o.get("output_type") == "error" for o in c.outputs) for c in answers)
