@@ -36,6 +36,9 @@ from pathlib import Path
 import nbformat
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stored_outputs_config import stored_outputs_config  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
 OUT = ROOT / "_build" / "student"
@@ -187,14 +190,8 @@ def build_site() -> Path:
     shutil.copy(NB_DIR / "execution_times.json", src / "notebooks")
     shutil.copytree(ROOT / "book", src / "book", ignore=shutil.ignore_patterns("_mathjax", "_vendor", "_ext"))
     shutil.copy(ROOT / "_toc.yml", src / "_toc.yml")
-    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    config = stored_outputs_config(ROOT / "_config.yml")
     config["title"] = f"{config.get('title', '')} (student edition)"
-    config["execute"]["execute_notebooks"] = "off"
-    config["bibtex_bibfiles"] = [str(ROOT / p) for p in config.get("bibtex_bibfiles", [])]
-    sphinx = config.setdefault("sphinx", {})
-    sphinx["local_extensions"] = {k: str(ROOT / v) for k, v in (sphinx.get("local_extensions") or {}).items()}
-    extra = sphinx.setdefault("config", {}).get("html_extra_path", [])
-    sphinx["config"]["html_extra_path"] = [str(ROOT / p) for p in extra]
     (src / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
     jb = Path(sys.executable).parent / "jupyter-book"
     subprocess.run([str(jb), "build", str(src), "-n", "-W", "--keep-going", "--path-output", str(OUT)], check=True)
