@@ -22,15 +22,12 @@ LEDGER = load_ledger()
 LEGACY = ("not reproducible",)
 LEGACY_IDS = {
     "S0-BUDGET-MFFE",
-    "S0-Tab2-iid",
-    "S0-Tab6-iid",
     "S3-Fig1ab",
     "S3-Fig2a",
     "S3-Fig5c",
     "S4-Fig2",
     "S4-Fig6",
     "S4-Tab1",
-    "S4-TC.3",
 }
 
 # What a ledger entry must say besides its verdict, by verdict.
