@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from fedfreq.display import GLUE_DIGITS, bound_text, glue, round_sig
@@ -18,13 +18,16 @@ def test_round_sig_scalars_and_arrays():
 
 
 @given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300), st.integers(1, 15))
+@example(8.965440441867975e-59, 15)  # 0.53 units away: half a unit plus the double's own rounding
 def test_round_sig_is_within_half_a_unit_of_the_last_digit(x, digits):
     r = round_sig(x, digits)
     if x == 0:
         assert r == 0
     else:
         unit = 10.0 ** (math.floor(math.log10(abs(x))) - digits + 1)
-        assert abs(r - x) <= 0.5 * unit * (1 + 1e-9) + 1e-300
+        # the decimal rounding d is within half a unit of x, and r is the double nearest to
+        # d, within half an ulp of it (at 15 digits that ulp is up to a fifth of a unit)
+        assert abs(r - x) <= 0.5 * unit * (1 + 1e-9) + 0.5 * math.ulp(r) + 1e-300
 
 
 @given(
