@@ -9,7 +9,8 @@ and wrap long loops in :func:`progress`, which shows a progress bar only at full
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+import reprlib
+from collections.abc import Iterable, Iterator, Sized
 from typing import TypeVar
 
 from ._validation import check_int
@@ -54,7 +55,8 @@ def progress(iterable: Iterable[T], *, desc: str = "", total: int | None = None,
     """Wrap ``iterable`` in a progress bar at the papers' scale; return it unchanged otherwise.
 
     At the default scale nothing is shown, so stored outputs stay free of volatile
-    text. At full scale the bar (tqdm) shows ``desc`` (the experiment's name), the count
+    text. At full scale the bar (tqdm) shows ``desc`` (the experiment's name; callers
+    should pass one, otherwise a short description of ``iterable`` stands in), the count
     and an ETA. When ``FEDFREQ_PROGRESS`` names a file, the bar is written there as
     plain text instead of into the notebook: ``scripts/execute_notebooks.py`` sets it
     and relays the file to the terminal, so a long chapter shows where it is.
@@ -70,6 +72,7 @@ def progress(iterable: Iterable[T], *, desc: str = "", total: int | None = None,
         total = check_int("total", total, low=0)
     if current_scale() != "full":
         return iterable
+    desc = desc or _describe(iterable)
     target = os.environ.get(PROGRESS_VAR, "").strip()
     if target:
         from tqdm import tqdm as plain_tqdm
@@ -80,6 +83,18 @@ def progress(iterable: Iterable[T], *, desc: str = "", total: int | None = None,
     from tqdm.auto import tqdm
 
     return tqdm(iterable, desc=desc, total=total, **kwargs)
+
+
+def _describe(iterable: object) -> str:
+    """A short name for a bar whose caller gave none: ``range(0, 200)``, ``ndarray of 12``."""
+    short = reprlib.Repr()
+    short.maxother = short.maxstring = 40
+    short.maxlist = short.maxtuple = 4
+    text = "" if hasattr(iterable, "shape") else short.repr(iterable)  # arrays: by size
+    if text and " at 0x" not in text and len(text) <= 40 and "\n" not in text:
+        return text
+    size = f" of {len(iterable)}" if isinstance(iterable, Sized) else ""
+    return f"{type(iterable).__name__}{size}"
 
 
 def _closing(bar, stream) -> Iterator:

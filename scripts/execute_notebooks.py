@@ -9,14 +9,15 @@ volatile metadata and writes it back with outputs. nbval later re-executes the
 Usage::
 
     python scripts/execute_notebooks.py                # every chapter
-    python scripts/execute_notebooks.py 01_foundations  # one chapter
+    python scripts/execute_notebooks.py 01_foundations  # one chapter (or notebooks/01_foundations.md)
     FEDFREQ_SCALE=full python scripts/execute_notebooks.py --output-dir _build/full
 
 At ``FEDFREQ_SCALE=full`` the outputs differ from the stored ones, so an output
 directory outside ``notebooks/`` is required. Such a run (``make full``) keeps going:
 a chapter whose cell fails (a claim that does not hold at that scale, say) or that
-exceeds ``--timeout`` is reported, its partly executed notebook is saved, and the run
-goes on with the next chapter. The progress bars of the chapters' long experiments
+exceeds ``--timeout`` is reported, its partly executed notebook is saved (with a note on
+top, and the cell where it stopped carrying its traceback or a ``ChapterTimeout`` error),
+and the run goes on with the next chapter. The progress bars of the chapters' long experiments
 (``fedfreq.scale.progress``) are relayed to the terminal, not stored in the notebooks;
 each chapter ends with a line giving its status, wall time and the kernel's peak memory,
 and the run with a summary table, also written to ``<output-dir>/summary.json``. The exit
@@ -33,6 +34,7 @@ import fcntl
 import json
 import os
 import platform
+import re
 import sys
 import tempfile
 import threading
@@ -51,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
 TIMES = NB_DIR / "execution_times.json"
 BUDGET_SECONDS = 45
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # colours in a kernel's traceback
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
@@ -116,24 +119,61 @@ class _Relay(threading.Thread):
 
 
 class _PeakMemory(threading.Thread):
-    """Polls the peak resident memory (VmHWM, Linux) of the kernel process."""
+    """Tracks the peak resident memory (VmHWM, Linux) of the kernel process.
+
+    The kernel's own high-water mark is read once a second and after every cell, so a
+    short chapter is measured too; reading ``/proc`` costs microseconds.
+    """
 
     def __init__(self, client: NotebookClient) -> None:
         super().__init__(daemon=True)
         self.client, self.done, self.peak_kib = client, threading.Event(), 0
 
+    def sample(self, **_: object) -> None:
+        km = getattr(self.client, "km", None)
+        pid = getattr(getattr(km, "provisioner", None), "pid", None)
+        if pid is None:
+            return
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    self.peak_kib = max(self.peak_kib, int(line.split()[1]))
+        except (OSError, ValueError):
+            pass
+
     def run(self) -> None:
         while not self.done.wait(1.0):
-            km = getattr(self.client, "km", None)
-            pid = getattr(getattr(km, "provisioner", None), "pid", None)
-            if pid is None:
-                continue
-            try:
-                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                    if line.startswith("VmHWM:"):
-                        self.peak_kib = max(self.peak_kib, int(line.split()[1]))
-            except (OSError, ValueError):
-                pass
+            self.sample()
+
+
+def mark_unfinished(nb: nbformat.NotebookNode, index: int | None, status: str, detail: str) -> None:
+    """Mark a chapter that stopped early: a note on top, the stopping cell flagged.
+
+    A failing cell already carries its traceback; a cell stopped by the time limit
+    gets an error output saying so. The notebook's metadata records the status too.
+    """
+    where, number = "", None
+    if index is not None and 0 <= index < len(nb.cells):
+        cell = nb.cells[index]
+        cell.metadata["run_status"] = status
+        number = sum(c.cell_type == "code" for c in nb.cells[: index + 1])
+        where = f" in code cell {number}"
+        if status == "timeout":
+            cell.outputs.append(
+                nbformat.v4.new_output(
+                    "error", ename="ChapterTimeout", evalue=detail, traceback=[f"ChapterTimeout: {detail}"]
+                )
+            )
+    verb = "failed" if status == "failed" else "ran out of time"
+    note = nbformat.v4.new_markdown_cell(
+        f"**This run did not complete:** the chapter {verb}{where} ({detail}). "
+        "The cells after that one were not executed."
+    )
+    note.metadata["run_status"] = status
+    nb.cells.insert(0, note)
+    nb.metadata["run_status"] = {"status": status, "detail": detail, "code_cell": number}
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"c{i:03d}"
 
 
 def execute(md_path: Path, out_dir: Path, *, keep_going: bool = False, timeout: float = 1800) -> dict:
@@ -155,10 +195,19 @@ def execute(md_path: Path, out_dir: Path, *, keep_going: bool = False, timeout: 
         resources={"metadata": {"path": str(NB_DIR)}},
         record_timing=False,
         allow_errors=False,
+        # a run that keeps going stops a timed-out kernel at once (it may be busy in C code)
+        shutdown_kernel="immediate" if keep_going else "graceful",
     )
+    current: dict[str, int | None] = {"cell": None}
+
+    def on_cell_start(cell: nbformat.NotebookNode, cell_index: int) -> None:
+        current["cell"] = cell_index
+
     progress_file = Path(tempfile.mkstemp(prefix="fedfreq-progress-", suffix=".txt")[1])
     os.environ["FEDFREQ_PROGRESS"] = str(progress_file)
     relay, memory = _Relay(progress_file), _PeakMemory(client)
+    client.on_cell_start = on_cell_start
+    client.on_cell_complete = memory.sample
     relay.start()
     memory.start()
     status, detail = "ok", ""
@@ -169,7 +218,8 @@ def execute(md_path: Path, out_dir: Path, *, keep_going: bool = False, timeout: 
         if not keep_going:
             raise
         if isinstance(exc, CellExecutionError):
-            status, detail = "failed", (str(exc).strip().splitlines() or [""])[-1][:300]
+            last = (str(exc).strip().splitlines() or [""])[-1]
+            status, detail = "failed", ANSI.sub("", last)[:300]
         else:
             status, detail = "timeout", f"stopped after {timeout:.0f} s ({type(exc).__name__})"
     finally:
@@ -181,6 +231,8 @@ def execute(md_path: Path, out_dir: Path, *, keep_going: bool = False, timeout: 
         os.environ.pop("FEDFREQ_PROGRESS", None)
         progress_file.unlink(missing_ok=True)
     nb = clean(nb)
+    if status != "ok":
+        mark_unfinished(nb, current["cell"], status, detail)
     out_dir.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out_dir / (md_path.stem + ".ipynb"))
     return {
@@ -209,11 +261,12 @@ def main(argv: list[str] | None = None) -> int:
 
     sources = sorted(NB_DIR.glob("[0-9][0-9]_*.md"))
     if args.names:
-        wanted = set(args.names)
-        sources = [p for p in sources if p.stem in wanted]
-        missing = wanted - {p.stem for p in sources}
-        if missing:
-            parser.error(f"no such chapter(s): {sorted(missing)}")
+        try:
+            sources = select(sources, args.names)
+        except ValueError as exc:
+            parser.error(str(exc))
+        if not keep_going and any(p.parent != NB_DIR for p in sources):
+            parser.error("a notebook outside notebooks/ needs --output-dir")
 
     measured = {}
     run_start = time.perf_counter()
@@ -249,6 +302,28 @@ def main(argv: list[str] | None = None) -> int:
     bad = [name for name, rec in measured.items() if rec["status"] != "ok"]
     print(f"{len(measured) - len(bad)} of {len(measured)} chapters completed; summary in {out_dir / 'summary.json'}")
     return 1 if bad else 0
+
+
+def select(chapters: list[Path], names: list[str]) -> list[Path]:
+    """The chapters named by stem (``01_foundations``), file name or path, in book order.
+
+    A path to a MyST notebook outside ``notebooks/`` is accepted too and runs after the
+    chapters, in the order given (with ``notebooks/`` as working directory).
+    """
+    by_stem = {p.stem: p for p in chapters}
+    chosen, missing = [], []
+    for name in names:
+        path = Path(name)
+        if path.suffix == ".md" and path.is_file():
+            chosen.append(path.resolve())
+        elif path.stem in by_stem and path.suffix in ("", ".md", ".ipynb"):
+            chosen.append(by_stem[path.stem])
+        else:
+            missing.append(name)
+    if missing:
+        raise ValueError(f"no such chapter(s): {missing}")
+    order = {p: i for i, p in enumerate(chapters)}
+    return sorted(dict.fromkeys(chosen), key=lambda p: order.get(p, len(order)))
 
 
 def record_times(measured: dict, scale: str) -> None:
