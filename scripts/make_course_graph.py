@@ -1,0 +1,441 @@
+"""Draw the chapter dependency graph of the course guide and write the guide's chapter tables.
+
+One source, ``book/course.yml``, holds every chapter's prerequisites, background, learning
+objectives and time; ``_toc.yml`` gives the order of the chapters, their parts and their
+numbers. From them this script writes
+
+* ``book/images/course_graph.svg`` and ``book/images/course_graph.png``: one box per
+  chapter, one band per part (top to bottom in the order of the book), columns by depth
+  (the longest chain of prerequisites that leads to the chapter), an arrow for each
+  prerequisite. Deterministic: no random layout, a fixed SVG hash salt, no dates.
+* the chapter-by-chapter section of ``book/course_guide.md``, between the lines
+  ``<!-- course:start -->`` and ``<!-- course:end -->``.
+
+Usage::
+
+    python scripts/make_course_graph.py             # write the figure and the section
+    python scripts/make_course_graph.py --check     # exit 1 if the section is stale or a figure is missing
+    python scripts/make_course_graph.py --estimate  # hours suggested by each chapter's length
+
+``tests/test_course_guide.py`` runs the check, and checks that the graph has no cycle and
+that every arrow points from an earlier chapter to a later one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "book" / "course.yml"
+TOC = ROOT / "_toc.yml"
+PAGE = ROOT / "book" / "course_guide.md"
+NB_DIR = ROOT / "notebooks"
+IMAGES = ROOT / "book" / "images"
+SVG = IMAGES / "course_graph.svg"
+PNG = IMAGES / "course_graph.png"
+START = "<!-- course:start -->"
+END = "<!-- course:end -->"
+
+# Okabe-Ito colours (safe for colour-blind readers), as on the roadmap: the part built on
+# each paper has that paper's colour there.
+PART_COLOURS = ["#999999", "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#555555", "#56B4E9"]
+ROMAN = re.compile(r"^Part ([IVXLC]+):\s*(.*)$")
+
+# Time per unit of a chapter, for --estimate: prose read carefully with its mathematics,
+# code cells read and run, exercises attempted.
+WORDS_PER_HOUR = 1100
+CODE_LINES_PER_HOUR = 600
+HOURS_PER_CONCEPTUAL = 0.75
+HOURS_PER_PROGRAMMING = 1.5
+
+
+@dataclass(frozen=True)
+class Chapter:
+    name: str  # notebook name, e.g. "03_optimal_clipping"
+    number: str  # as the book shows it: "3", or "A" for an appendix chapter
+    part: int  # index of its part in _toc.yml
+    short: str
+    requires: tuple[str, ...]
+    see_also: tuple[str, ...]
+    background: tuple[str, ...]
+    reading_hours: float
+    exercise_hours: float
+    objectives: tuple[str, ...]
+
+    @property
+    def doc(self) -> str:
+        return f"../notebooks/{self.name}"
+
+
+@dataclass(frozen=True)
+class Part:
+    caption: str  # as in _toc.yml
+    label: str  # "Part II", "Appendix"
+    short: str  # from book/course.yml
+    colour: str
+
+
+def toc_chapters(toc_path: Path = TOC) -> list[tuple[str, int, str, bool]]:
+    """(notebook name, part index, part caption, numbered) of every chapter notebook in
+    ``_toc.yml``, in reading order."""
+    toc = yaml.safe_load(toc_path.read_text())
+    out = []
+    for i, part in enumerate(toc["parts"]):
+        for entry in part.get("chapters", []):
+            file = entry.get("file", "")
+            if file.startswith("notebooks/"):
+                out.append((file.removeprefix("notebooks/"), i, part["caption"], bool(part.get("numbered"))))
+    return out
+
+
+def load(data_path: Path = DATA, toc_path: Path = TOC) -> tuple[list[Part], list[Chapter], dict[str, str]]:
+    """The parts that hold chapters, the chapters in reading order, and the background
+    glossary. Raises ``ValueError`` if the data and the table of contents disagree."""
+    data = yaml.safe_load(data_path.read_text())
+    entries = toc_chapters(toc_path)
+    in_toc = [name for name, *_ in entries]
+    if sorted(in_toc) != sorted(data["chapters"]):
+        missing = sorted(set(in_toc) - set(data["chapters"]))
+        extra = sorted(set(data["chapters"]) - set(in_toc))
+        raise ValueError(f"book/course.yml and _toc.yml list different chapters: missing {missing}, extra {extra}")
+    part_indices = sorted({i for _, i, _, _ in entries})
+    if len(data["parts"]) != len(part_indices):
+        raise ValueError(f"book/course.yml names {len(data['parts'])} parts; _toc.yml has {len(part_indices)}")
+    toc = yaml.safe_load(toc_path.read_text())
+    parts = []
+    for k, i in enumerate(part_indices):
+        caption = toc["parts"][i]["caption"]
+        m = ROMAN.match(caption)
+        label = f"Part {m.group(1)}" if m else "Appendix"
+        parts.append(Part(caption, label, data["parts"][k], PART_COLOURS[k % len(PART_COLOURS)]))
+    chapters = []
+    numbered = 0
+    appendix = 0
+    for name, i, _, is_numbered in entries:
+        if is_numbered:
+            numbered += 1
+            number = str(numbered)
+        else:
+            number = chr(ord("A") + appendix)
+            appendix += 1
+        d = data["chapters"][name]
+        for key in d["background"]:
+            if key not in data["background"]:
+                raise ValueError(f"{name}: unknown background {key!r}")
+        for other in (*d["requires"], *d["see_also"]):
+            if other not in data["chapters"]:
+                raise ValueError(f"{name}: unknown chapter {other!r}")
+        if not 2 <= len(d["objectives"]) <= 4:
+            raise ValueError(f"{name}: give two to four objectives")
+        chapters.append(
+            Chapter(
+                name=name,
+                number=number,
+                part=part_indices.index(i),
+                short=d["short"],
+                requires=tuple(d["requires"]),
+                see_also=tuple(d["see_also"]),
+                background=tuple(d["background"]),
+                reading_hours=float(d["reading_hours"]),
+                exercise_hours=float(d["exercise_hours"]),
+                objectives=tuple(" ".join(o.split()) for o in d["objectives"]),
+            )
+        )
+    return parts, chapters, dict(data["background"])
+
+
+def edges(chapters: list[Chapter]) -> list[tuple[str, str]]:
+    """(prerequisite, chapter) pairs: the arrows of the graph."""
+    return [(src, ch.name) for ch in chapters for src in ch.requires]
+
+
+def depths(chapters: list[Chapter]) -> dict[str, int]:
+    """Length of the longest chain of prerequisites ending at each chapter. Raises
+    ``ValueError`` on a cycle."""
+    by_name = {ch.name: ch for ch in chapters}
+    depth: dict[str, int] = {}
+    visiting: set[str] = set()
+
+    def visit(name: str) -> int:
+        if name in depth:
+            return depth[name]
+        if name in visiting:
+            raise ValueError(f"the prerequisites have a cycle through {name}")
+        visiting.add(name)
+        depth[name] = max((visit(r) + 1 for r in by_name[name].requires), default=0)
+        visiting.discard(name)
+        return depth[name]
+
+    for ch in chapters:
+        visit(ch.name)
+    return depth
+
+
+# ---------------------------------------------------------------- the page's section
+
+
+def _hours(h: float) -> str:
+    return "—" if h == 0 else f"{h:g}"
+
+
+def _numbers(names: tuple[str, ...], by_name: dict[str, Chapter]) -> str:
+    return ", ".join(by_name[n].number for n in names) if names else "—"
+
+
+def render_section(parts: list[Part], chapters: list[Chapter], background: dict[str, str]) -> str:
+    """The markdown between the markers of ``book/course_guide.md``."""
+    by_name = {ch.name: ch for ch in chapters}
+    reading = sum(ch.reading_hours for ch in chapters)
+    exercises = sum(ch.exercise_hours for ch in chapters)
+    lines = [
+        START,
+        "<!-- generated by scripts/make_course_graph.py from book/course.yml; edit those, not this section -->",
+        "",
+        "*Read first* lists the chapters a student needs before this one (the arrows of",
+        "{numref}`fig-course-graph`); *alongside* lists chapters that shed light on it without",
+        "being needed. Chapters are given by their numbers in the book, A is the appendix on",
+        "privacy audits. The hours are for a graduate student: reading the chapter with its",
+        "derivations and running its cells, then doing its exercises. In all, the book takes",
+        f"about {reading:g} hours of reading and {exercises:g} hours of exercises.",
+        "",
+        "The *Background* column uses these short names:",
+        "",
+    ]
+    for key, text in background.items():
+        lines.append(f"- **{key}**: {' '.join(text.split())}")
+    for k, part in enumerate(parts):
+        members = [ch for ch in chapters if ch.part == k]
+        lines += ["", f"### {part.caption}", ""]
+        lines.append("| Chapter | Read first | Alongside | Background | Reading (h) | Exercises (h) |")
+        lines.append("|---|---|---|---|---|---|")
+        for ch in members:
+            bg = ", ".join(ch.background) if ch.background else "—"
+            lines.append(
+                f"| {{doc}}`{ch.number} · {ch.short} <{ch.doc}>` | {_numbers(ch.requires, by_name)} "
+                f"| {_numbers(ch.see_also, by_name)} | {bg} | {_hours(ch.reading_hours)} "
+                f"| {_hours(ch.exercise_hours)} |"
+            )
+        for ch in members:
+            title = "Appendix" if not ch.number.isdigit() else f"Chapter {ch.number}"
+            lines += ["", f"**{title}, {{doc}}`{ch.doc}`.** After it a student can:", ""]
+            lines += [f"- {o}" for o in ch.objectives]
+    lines += ["", END]
+    return "\n".join(lines)
+
+
+def splice(page: str, section: str) -> str:
+    """``page`` with the text between its markers replaced by ``section``."""
+    start, end = page.find(START), page.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"{PAGE.name} has no {START} ... {END} section")
+    return page[:start] + section + page[end + len(END) :]
+
+
+def current_section(page: str) -> str:
+    start, end = page.find(START), page.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"{PAGE.name} has no {START} ... {END} section")
+    return page[start : end + len(END)]
+
+
+# ---------------------------------------------------------------- the figure
+
+BOX_W, BOX_H = 1.0, 0.6  # inches
+GAP = 0.18  # between the columns of boxes
+ROW = 0.74  # between the sub-rows of a band
+PAD = 0.1  # inside a band, above and below its boxes
+HEADER = 0.22  # a band with a chapter in the first column: its label goes above the boxes
+LEFT = 0.12  # the colour stripe of each band
+WRAP = 11  # characters per line in a box
+
+
+def column_left(depth: int) -> float:
+    """Left edge of the boxes at a depth. Depth 0 shares the first column with the part
+    labels: only chapters without prerequisites sit there."""
+    return LEFT + depth * (BOX_W + GAP)
+
+
+def layout(parts: list[Part], chapters: list[Chapter]) -> tuple[dict[str, tuple[float, float]], list[tuple]]:
+    """Centre of every chapter's box (inches; y grows downwards) and the bands
+    (part, top, bottom, header). Column = depth; a band has one sub-row per chapter that
+    shares a depth with another chapter of the same part."""
+    depth = depths(chapters)
+    pos: dict[str, tuple[float, float]] = {}
+    bands = []
+    y = 0.0
+    for k, part in enumerate(parts):
+        members = [ch for ch in chapters if ch.part == k]
+        by_depth: dict[int, list[Chapter]] = {}
+        for ch in members:
+            by_depth.setdefault(depth[ch.name], []).append(ch)
+        rows = max(len(v) for v in by_depth.values())
+        header = 0 in by_depth
+        top = y
+        centre = top + (HEADER if header else 0.0) + PAD + rows * ROW / 2
+        for d, group in by_depth.items():
+            for j, ch in enumerate(group):
+                pos[ch.name] = (column_left(d) + BOX_W / 2, centre + (j - (len(group) - 1) / 2) * ROW)
+        y = top + (HEADER if header else 0.0) + 2 * PAD + rows * ROW
+        bands.append((part, top, y, header))
+    return pos, bands
+
+
+def draw(parts: list[Part], chapters: list[Chapter], svg: Path = SVG, png: Path = PNG) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+
+    pos, bands = layout(parts, chapters)
+    depth = depths(chapters)
+    by_name = {ch.name: ch for ch in chapters}
+    width = column_left(max(depth.values()) + 1) - GAP + 0.08
+    height = bands[-1][2]
+    plt.rcParams["svg.hashsalt"] = "fedfreq-course-graph"
+    plt.rcParams["font.size"] = 10
+    fig = plt.figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(height, 0)
+    ax.axis("off")
+
+    for k, (part, top, bottom, header) in enumerate(bands):
+        ax.add_patch(Rectangle((0, top), width, bottom - top, fc=part.colour, ec="none", alpha=0.07 if k % 2 else 0.13))
+        ax.add_patch(Rectangle((0, top), 0.06, bottom - top, fc=part.colour, ec="none"))
+        if header:
+            ax.text(LEFT, top + 0.05, f"{part.label}: {part.short}", ha="left", va="top", fontsize=9.5, color="#222222")
+        else:
+            label = part.label + "\n" + textwrap.fill(part.short, 12)
+            kw: dict[str, Any] = {
+                "ha": "left",
+                "va": "center",
+                "fontsize": 9.5,
+                "color": "#222222",
+                "linespacing": 1.15,
+            }
+            ax.text(LEFT, (top + bottom) / 2, label, **kw)
+
+    colour = {ch.name: parts[ch.part].colour for ch in chapters}
+    for ch in chapters:
+        x, y = pos[ch.name]
+        x0, y0 = x - BOX_W / 2, y - BOX_H / 2
+        style = "round,pad=0.0,rounding_size=0.08"
+        ax.add_patch(FancyBboxPatch((x0, y0), BOX_W, BOX_H, boxstyle=style, fc="white", ec="none"))
+        ax.add_patch(FancyBboxPatch((x0, y0), BOX_W, BOX_H, boxstyle=style, fc=colour[ch.name], ec="none", alpha=0.2))
+        ax.add_patch(FancyBboxPatch((x0, y0), BOX_W, BOX_H, boxstyle=style, fc="none", ec=colour[ch.name], lw=1.5))
+        name = textwrap.fill(ch.short, WRAP)
+        ax.text(x, y0 + 0.05, ch.number, ha="center", va="top", fontsize=10.5, weight="bold", color="#111111")
+        ax.text(
+            x,
+            y0 + 0.36 if "\n" in name else y0 + 0.4,
+            name,
+            ha="center",
+            va="center",
+            fontsize=10.5,
+            color="#111111",
+            linespacing=1.05,
+        )
+
+    arrow: dict[str, Any] = {"arrowstyle": "-|>", "mutation_scale": 10, "color": "#333333", "lw": 1.1}
+    # a chapter that many chapters need, all one column to its right, feeds them through a
+    # vertical trunk: one line per target instead of a fan of crossing diagonals
+    targets: dict[str, list[str]] = {}
+    for src, dst in edges(chapters):
+        targets.setdefault(src, []).append(dst)
+    for src, dsts in targets.items():
+        sx, sy = pos[src]
+        trunk = len(dsts) >= 3 and all(depth[d] == depth[src] + 1 for d in dsts)
+        if trunk:
+            tx = sx + BOX_W / 2 + GAP / 2
+            low = max(pos[d][1] for d in dsts)
+            ax.plot(
+                [sx + BOX_W / 2, tx, tx], [sy, sy, low], color=arrow["color"], lw=arrow["lw"], solid_capstyle="butt"
+            )
+            for d in dsts:
+                dx, dy = pos[d]
+                ax.add_patch(FancyArrowPatch((tx, dy), (dx - BOX_W / 2, dy), shrinkA=0, shrinkB=1, **arrow))
+        else:
+            for d in dsts:
+                dx, dy = pos[d]
+                ax.add_patch(FancyArrowPatch((sx + BOX_W / 2, sy), (dx - BOX_W / 2, dy), shrinkA=1, shrinkB=1, **arrow))
+    assert set(by_name) == set(pos)
+    svg.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(svg, format="svg", facecolor="white", metadata={"Date": None})
+    fig.savefig(png, format="png", dpi=150, facecolor="white", metadata={"Software": None})
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------- time estimates
+
+
+def estimate_hours(name: str) -> tuple[float, float]:
+    """(reading, exercise) hours suggested by a chapter's length: words of prose, lines of
+    code, and exercises (programming ones have a gated code solution), each rounded to
+    half an hour."""
+    text = (NB_DIR / f"{name}.md").read_text()
+    prose, code, inside = [], 0, False
+    for line in text.splitlines():
+        if line.startswith("```{code-cell"):
+            inside = True
+        elif inside and line.startswith("```"):
+            inside = False
+        elif inside:
+            code += 1
+        else:
+            prose.append(line)
+    words = len(" ".join(prose).split())
+    labels = re.findall(r":label:\s*(ex-\S+)", text)
+    programming = sum(1 for label in labels if re.search(r"\{solution-start\}\s+" + re.escape(label) + r"\b", text))
+    conceptual = len(labels) - programming
+    reading = words / WORDS_PER_HOUR + code / CODE_LINES_PER_HOUR
+    exercises = conceptual * HOURS_PER_CONCEPTUAL + programming * HOURS_PER_PROGRAMMING
+    return max(0.5, math.floor(reading * 2 + 0.5) / 2), math.floor(exercises * 2 + 0.5) / 2
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the section is stale or a figure missing")
+    parser.add_argument("--estimate", action="store_true", help="print the hours suggested by each chapter's length")
+    args = parser.parse_args(argv)
+    parts, chapters, background = load()
+    if args.estimate:
+        print(f"{'chapter':26} {'reading':>8} {'(stored)':>9} {'exercises':>10} {'(stored)':>9}")
+        for ch in chapters:
+            r, e = estimate_hours(ch.name)
+            print(f"{ch.name:26} {r:8g} {ch.reading_hours:9g} {e:10g} {ch.exercise_hours:9g}")
+        return 0
+    page = PAGE.read_text()
+    section = render_section(parts, chapters, background)
+    if args.check:
+        problems = []
+        if current_section(page) != section:
+            problems.append(f"{PAGE.relative_to(ROOT)} is out of date with book/course.yml")
+        problems += [f"{p.relative_to(ROOT)} is missing" for p in (SVG, PNG) if not p.exists()]
+        for p in problems:
+            print(p, file=sys.stderr)
+        if problems:
+            print("run: python scripts/make_course_graph.py", file=sys.stderr)
+        return 1 if problems else 0
+    new = splice(page, section)
+    if new != page:
+        PAGE.write_text(new)
+    draw(parts, chapters)
+    print(f"wrote {SVG.relative_to(ROOT)}, {PNG.relative_to(ROOT)} and the section of {PAGE.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
