@@ -16,7 +16,7 @@ JBFLAGS := -n -W --keep-going
 SANITIZE := tests/nbval_sanitize.cfg
 PORT ?= 8000
 
-.PHONY: help venv mathjax chromium notebooks verify bench student book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser serve full clean
+.PHONY: help venv mathjax chromium notebooks verify bench student assignments book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser serve full clean
 
 help:
 	@sed -n '2,5p' Makefile
@@ -57,6 +57,11 @@ full: venv
 ## The student edition: chapters without solutions (notebooks and site) into _build/student.
 student: venv mathjax
 	$(PY) scripts/make_student.py
+
+## The autograded assignments (otter-grader), one per part: masters in book/assignments/, builds into
+## _build/assignments/<name>/ (student/ notebook to hand out, autograder/autograder.zip to grade with).
+assignments: venv
+	$(PY) scripts/make_assignments.py
 
 ## Time the kernels against their limits (ratios) and write the table into book/execution_stats.md.
 bench: venv
