@@ -380,7 +380,7 @@ def bit_push(
 # ---------------------------------------------------------------------------
 
 
-def squash_mask(means, counts, *, epsilon: float, threshold: float) -> np.ndarray:
+def squash_mask(means, counts, *, epsilon: float, threshold: float, unit: str = "sd") -> np.ndarray:
     r"""Bits the squashing heuristic keeps (seed 003, Sec. 4.4, Fig. 5).
 
     Under randomized response a bit that is zero for every client still has a noisy
@@ -390,17 +390,31 @@ def squash_mask(means, counts, *, epsilon: float, threshold: float) -> np.ndarra
     :math:`\tau` = ``threshold`` the multiple of the DP noise; bits with no report are
     squashed. Returns a boolean keep-mask.
 
+    The paper measures the threshold "as a multiple of the expected amount of DP noise"
+    without defining that unit. ``unit="sd"`` (the default) is the standard deviation
+    :math:`\sqrt{v_\varepsilon/c_j}` of the bit's debiased mean above;
+    ``unit="subtrahend"`` is the amount :math:`q/(p-q) = 1/(e^\varepsilon-1)` that
+    debiasing subtracts from every report (the "DP subtrahend" of Sec. 4.4), the same for
+    every bit whatever its number of reports.
+
     Examples
     --------
     >>> squash_mask([0.4, 0.001], [1000, 1000], epsilon=1.0, threshold=1.0).tolist()
+    [True, False]
+    >>> squash_mask([0.2, 0.1], [10, 10**6], epsilon=2.0, threshold=1.0, unit="subtrahend").tolist()
     [True, False]
     """
     m = check_array("means", means, ndim=1, min_size=1)
     c = check_array("counts", counts, ndim=1, shape=(m.size,), integer=True, low=0)
     eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
     tau = check_real("threshold", threshold, low=0.0)
-    sd = np.sqrt(_rr_noise(eps) / np.where(c > 0, c, 1))
-    return (c > 0) & (m >= tau * sd)
+    check_choice("unit", unit, {"sd", "subtrahend"})
+    scale: np.ndarray | float
+    if unit == "sd":
+        scale = np.sqrt(_rr_noise(eps) / np.where(c > 0, c, 1))
+    else:
+        scale = 1.0 / math.expm1(eps) if eps < 700 else 0.0
+    return (c > 0) & (m >= tau * scale)
 
 
 def adaptive_bit_push(
@@ -413,6 +427,7 @@ def adaptive_bit_push(
     caching: bool = True,
     epsilon: float | None = None,
     squash: float | None = None,
+    squash_unit: str = "sd",
     min_reports: int = 10,
     rng=None,
 ) -> BitPushResult:
@@ -436,7 +451,7 @@ def adaptive_bit_push(
     round-2 means are used, falling back to :math:`m^{(1)}_j` for bits that got no
     round-2 report. With ``squash`` (= τ, needs ``epsilon``) bits failing
     :func:`squash_mask` after round 1 get no round-2 weight, and bits failing it on the
-    final means are set to 0.
+    final means are set to 0; ``squash_unit`` is the unit of τ (see :func:`squash_mask`).
 
     Returns
     -------
@@ -463,6 +478,7 @@ def adaptive_bit_push(
         if eps is None:
             raise ValueError("squash (a multiple of the DP noise) requires epsilon")
         eps_squash, tau = eps, check_real("squash", squash, low=0.0)
+    check_choice("squash_unit", squash_unit, {"sd", "subtrahend"})
     gen = as_generator(rng)
     n = x.size
     n1 = int(round(d * n))
@@ -479,7 +495,7 @@ def adaptive_bit_push(
     # (4^j (v + v_eps))^(alpha/2) = 2^(alpha j) (v + v_eps)^(alpha/2), scaled by 2^(-alpha jmax)
     w = np.exp2(a * (j - (b_ - 1))) * (mc * (1.0 - mc) + _rr_noise(eps)) ** (a / 2.0)
     if squash is not None:
-        w = w * squash_mask(m1, c1, epsilon=eps_squash, threshold=tau)
+        w = w * squash_mask(m1, c1, epsilon=eps_squash, threshold=tau, unit=squash_unit)
     if w.sum() > 0:
         p2 = w / w.sum()
         s2, c2 = _report(x2, assign_bits(n - n1, p2, rng=gen), b_, eps, gen)
@@ -494,7 +510,7 @@ def adaptive_bit_push(
         means = np.where(c2 > 0, _debias_means(s2, c2, eps), m1)
     if squash is not None:
         used = counts if caching else np.where(c2 > 0, c2, c1)
-        keep = squash_mask(means, used, epsilon=eps_squash, threshold=tau)
+        keep = squash_mask(means, used, epsilon=eps_squash, threshold=tau, unit=squash_unit)
         means = np.where(keep, means, 0.0)
     est = float(np.sum(np.exp2(j) * means))
     return BitPushResult(est, means, sums, counts, p2)

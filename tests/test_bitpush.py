@@ -359,6 +359,25 @@ def test_squash_removes_noise_bits():
     assert np.mean((np.array(sq) - mu) ** 2) * 10 < np.mean((np.array(plain) - mu) ** 2)
 
 
+def test_squash_unit_subtrahend():
+    # unit "subtrahend": the threshold is tau / (e^eps - 1) for every bit, whatever its count
+    eps = 2.0
+    u = 1.0 / math.expm1(eps)
+    keep = bp.squash_mask([1.01 * u, 0.99 * u, 0.5], [5, 10**6, 0], epsilon=eps, threshold=1.0, unit="subtrahend")
+    assert keep.tolist() == [True, False, False]  # a bit with no report is squashed in both units
+    # the default unit is the standard deviation of the bit mean, which shrinks with the count
+    assert bp.squash_mask([0.99 * u], [10**6], epsilon=eps, threshold=1.0).tolist() == [True]
+    with pytest.raises(ValueError, match="unit"):
+        bp.squash_mask([0.1], [10], epsilon=eps, threshold=1.0, unit="variance")
+    with pytest.raises(ValueError, match="squash_unit"):
+        bp.adaptive_bit_push(np.arange(100), b=8, epsilon=1.0, squash=1.0, squash_unit="bits")
+    rng = np.random.default_rng(12)
+    x = bp.synthetic_integers(10000, distribution="normal", b=10, mean=350, sd=50, rng=rng)
+    res = bp.adaptive_bit_push(x, b=24, epsilon=eps, squash=1.0, squash_unit="subtrahend", gamma=0.0, rng=rng)
+    assert np.all(res.means[12:] == 0.0)  # empty high bits are far below 1 / (e^eps - 1)
+    assert abs(res.estimate / x.mean() - 1) < 0.1
+
+
 # ---------------------------------------------------------------------------
 # validation, performance
 # ---------------------------------------------------------------------------

@@ -21,12 +21,8 @@ LEDGER = load_ledger()
 # being reclassified one by one (each needs its investigation), and no new entry may use it.
 LEGACY = ("not reproducible",)
 LEGACY_IDS = {
-    "S3-Fig1ab",
-    "S3-Fig2a",
-    "S3-Fig5c",
     "S4-Fig2",
     "S4-Fig6",
-    "S4-Tab1",
 }
 
 # What a ledger entry must say besides its verdict, by verdict.
