@@ -1,7 +1,7 @@
-r"""Bit pushing: numeric aggregation from one (private) bit per client (seed 003).
+r"""Bit pushing: numeric aggregation from one (private) bit per client (Cormode & Markov 2021).
 
 Every client holds a non-negative ``b``-bit integer :math:`x_i = \sum_{j<b} 2^j x_i^{(j)}`.
-In *basic bit pushing* (seed 003, Sec. 3.1, Algorithm 1) a fraction :math:`p_j` of the
+In *basic bit pushing* (Cormode & Markov 2021, Sec. 3.1, Algorithm 1) a fraction :math:`p_j` of the
 ``n`` clients reports bit ``j`` of its value; the server averages the reports of each
 bit into :math:`m_j` and returns :math:`\hat x = \sum_j 2^j m_j`. Because the binary
 expansion is linear in the bits, :math:`\hat x` is unbiased for the mean
@@ -35,7 +35,7 @@ for any two values of the same client (replace-one at the local level).
 References
 ----------
 - [CM21] G. Cormode, I. L. Markov. "Bit-efficient Numerical Aggregation and Stronger
-  Privacy for Trust in Federated Analytics." arXiv:2108.01521, 2021 (seed 003).
+  Privacy for Trust in Federated Analytics." arXiv:2108.01521, 2021 (Cormode & Markov 2021).
 - [DJW18] J. C. Duchi, M. I. Jordan, M. J. Wainwright. "Minimax optimal procedures
   for locally private estimation." JASA 113(521), 2018.
 - [WXY+19] N. Wang et al. "Collecting and analyzing multidimensional data with local
@@ -169,7 +169,7 @@ def bit_means(values, *, b: int) -> np.ndarray:
 
 
 def bitwise_variances(means) -> np.ndarray:
-    r""":math:`\beta_j = 4^j\,\bar x^{(j)}(1-\bar x^{(j)})` of seed 003, Eq. (3).
+    r""":math:`\beta_j = 4^j\,\bar x^{(j)}(1-\bar x^{(j)})` of Cormode & Markov 2021, Eq. (3).
 
     Examples
     --------
@@ -181,7 +181,7 @@ def bitwise_variances(means) -> np.ndarray:
 
 
 def weighted_probabilities(b: int, alpha: float = 1.0) -> np.ndarray:
-    r"""Sampling probabilities :math:`p_j \propto 2^{\alpha j}` (seed 003, Sec. 3.1).
+    r"""Sampling probabilities :math:`p_j \propto 2^{\alpha j}` (Cormode & Markov 2021, Sec. 3.1).
 
     ``alpha = 0`` is uniform, ``alpha = 1`` the choice :math:`p_j = 2^j/(2^b-1)` behind
     bound (1). Computed as :math:`2^{\alpha (j-b+1)}` so that no power overflows.
@@ -207,7 +207,7 @@ def qmc_counts(probs, total: int) -> np.ndarray:
 
     Largest-remainder rounding: :math:`\lfloor p_j T\rfloor`, then the leftover units go
     to the largest fractional parts (ties to the higher bit). This is the
-    quasi-Monte Carlo allocation "exactly :math:`n p_j` clients per bit" of seed 003,
+    quasi-Monte Carlo allocation "exactly :math:`n p_j` clients per bit" of Cormode & Markov 2021,
     Sec. 3.1, made integral.
 
     Examples
@@ -329,7 +329,7 @@ def bit_push(
     epsilon: float | None = None,
     rng=None,
 ) -> BitPushResult:
-    r"""Basic bit pushing (seed 003, Algorithm 1; Corollary 2 for ``b_send > 1``; Sec. 3.3 for DP).
+    r"""Basic bit pushing (Cormode & Markov 2021, Algorithm 1; Corollary 2 for ``b_send > 1``; Sec. 3.3 for DP).
 
     Client ``i`` reports bit(s) :math:`j` of :math:`x_i` (chosen by :func:`assign_bits`),
     optionally through randomized response at level ``epsilon``; the server forms
@@ -381,7 +381,7 @@ def bit_push(
 
 
 def squash_mask(means, counts, *, epsilon: float, threshold: float, unit: str = "sd") -> np.ndarray:
-    r"""Bits the squashing heuristic keeps (seed 003, Sec. 4.4, Fig. 5).
+    r"""Bits the squashing heuristic keeps (Cormode & Markov 2021, Sec. 4.4, Fig. 5).
 
     Under randomized response a bit that is zero for every client still has a noisy
     debiased mean with standard deviation :math:`\sqrt{v_\varepsilon / c_j}`,
@@ -431,7 +431,7 @@ def adaptive_bit_push(
     min_reports: int = 10,
     rng=None,
 ) -> BitPushResult:
-    r"""Two-round adaptive bit pushing (seed 003, Algorithm 2).
+    r"""Two-round adaptive bit pushing (Cormode & Markov 2021, Algorithm 2).
 
     Round 1: a random :math:`\lfloor\delta n\rceil` of the clients run :func:`bit_push`
     with :math:`p^{(1)}_j \propto 2^{\gamma j}`, giving bit means :math:`m^{(1)}_j`.
@@ -530,7 +530,7 @@ def rr_report_variance(bit_mean, epsilon: float | None) -> float | np.ndarray:
         = \mu(1-\mu) + \frac{e^\varepsilon}{(e^\varepsilon-1)^2},
 
     since the report is Bernoulli(:math:`q + (p-q)\mu`) and
-    :math:`\pi(1-\pi) = pq + (p-q)^2\mu(1-\mu)`. Seed 003, Sec. 3.3 gives only the second
+    :math:`\pi(1-\pi) = pq + (p-q)^2\mu(1-\mu)`. Cormode & Markov 2021, Sec. 3.3 gives only the second
     term. ``epsilon=None`` means no randomisation (just :math:`\mu(1-\mu)`).
 
     Examples
@@ -544,7 +544,7 @@ def rr_report_variance(bit_mean, epsilon: float | None) -> float | np.ndarray:
 
 
 def estimator_variance(bit_means, probs, n, *, b_send: int = 1, epsilon: float | None = None) -> float:
-    r"""Variance of basic bit pushing (seed 003, Lemma 1; Corollary 2; Sec. 3.3).
+    r"""Variance of basic bit pushing (Cormode & Markov 2021, Lemma 1; Corollary 2; Sec. 3.3).
 
     .. math:: \mathbb V[\hat x] = \frac{1}{n\,b_\text{send}}\sum_{j=0}^{b-1}
               \frac{4^j\bigl(\bar x^{(j)}(1-\bar x^{(j)}) + v_\varepsilon\bigr)}{p_j},
@@ -744,7 +744,7 @@ def client_random_variance(values, probs, *, b: int) -> float:
 
 
 def optimal_probabilities(bit_means, *, epsilon: float | None = None) -> np.ndarray:
-    r"""Variance-minimising sampling probabilities (seed 003, Lemma 3).
+    r"""Variance-minimising sampling probabilities (Cormode & Markov 2021, Lemma 3).
 
     .. math:: p_j = \frac{\sqrt{\beta_j}}{\sum_k \sqrt{\beta_k}},\qquad
               \beta_j = 4^j\bigl(\bar x^{(j)}(1-\bar x^{(j)}) + v_\varepsilon\bigr),
@@ -774,7 +774,7 @@ def optimal_probabilities(bit_means, *, epsilon: float | None = None) -> np.ndar
 
 
 def signed_mean_shift(values, *, b: int, shift: int, alpha: float = 1.0, epsilon=None, rng=None) -> float:
-    r"""Mean of signed integers by *additive shifting* (seed 003, Sec. 3.4).
+    r"""Mean of signed integers by *additive shifting* (Cormode & Markov 2021, Sec. 3.4).
 
     Each client pushes bits of :math:`x_i + C` (which must lie in :math:`[0, 2^b-1]`) and
     the server subtracts :math:`C`: :math:`\hat x = \widehat{x + C} - C`.
@@ -795,7 +795,7 @@ def signed_mean_shift(values, *, b: int, shift: int, alpha: float = 1.0, epsilon
 
 
 def signed_mean_split(values, *, b: int, alpha: float = 1.0, epsilon=None, rng=None) -> float:
-    r"""Mean of signed integers by *bit-splitting* (seed 003, Sec. 3.4).
+    r"""Mean of signed integers by *bit-splitting* (Cormode & Markov 2021, Sec. 3.4).
 
     With magnitude bits :math:`|x|^{(j)}` (:math:`|x_i| \le 2^b-1`), each client has the
     :math:`2b` derived bits :math:`u^{(j)} = [x\ge 0]\,|x|^{(j)}` and
@@ -842,7 +842,7 @@ def variance_estimate(
     adaptive: bool = False,
     rng=None,
 ) -> float:
-    r"""Variance of the clients' values by bit pushing (seed 003, Sec. 3.4, Lemma 5).
+    r"""Variance of the clients' values by bit pushing (Cormode & Markov 2021, Sec. 3.4, Lemma 5).
 
     A random ``split`` fraction of clients estimates :math:`\hat x` (bit pushing of
     :math:`x`); the others estimate the mean of a derived value:
@@ -970,7 +970,7 @@ def laplace_mean(values, *, upper: float, epsilon: float, rng=None) -> float:
 
 
 def randomized_rounding_mean(values, *, upper: float, epsilon: float | None = None, rng=None) -> float:
-    r"""Randomized rounding + randomized response (Duchi et al.; seed 003, Sec. 2).
+    r"""Randomized rounding + randomized response (Duchi et al.; Cormode & Markov 2021, Sec. 2).
 
     Client ``i`` sends the bit :math:`B_i \sim \mathrm{Bernoulli}(x_i/U)`, through
     randomized response at ``epsilon`` if given; the server debiases the count with
@@ -1010,7 +1010,7 @@ def piecewise_variance(t, epsilon: float) -> float | np.ndarray:
 
 
 def piecewise_mean(values, *, upper: float, epsilon: float, rng=None) -> float:
-    r"""Piecewise mechanism of Wang et al. (ICDE 2019), the "piecewise" baseline of seed 003.
+    r"""Piecewise mechanism of Wang et al. (ICDE 2019), the "piecewise" baseline of Cormode & Markov 2021.
 
     Values are mapped to :math:`t = 2x/U - 1 \in [-1, 1]`. With
     :math:`C = (e^{\varepsilon/2}+1)/(e^{\varepsilon/2}-1)`,
@@ -1043,7 +1043,7 @@ def piecewise_mean(values, *, upper: float, epsilon: float, rng=None) -> float:
 
 
 def dithering_mean(values, *, upper: float, epsilon: float | None = None, rng=None) -> float:
-    r"""Subtractive dithering (Ben-Basat et al. 2020), with randomized response (seed 003, Sec. 2).
+    r"""Subtractive dithering (Ben-Basat et al. 2020), with randomized response (Cormode & Markov 2021, Sec. 2).
 
     Client ``i`` draws :math:`h_i \sim U[0,1]` and sends :math:`B_i = [x_i/U \ge h_i]`
     (through randomized response if ``epsilon`` is given, debiased at the server); the
@@ -1076,7 +1076,7 @@ def dithering_mean(values, *, upper: float, epsilon: float | None = None, rng=No
 
 
 def synthetic_integers(n: int, *, distribution: str, b: int, rng=None, **params) -> np.ndarray:
-    r"""Integer client values for the experiments of seed 003, Sec. 4.1.
+    r"""Integer client values for the experiments of Cormode & Markov 2021, Sec. 4.1.
 
     The paper draws values "from Normal, uniform and exponential distributions"; we
     round each draw to the nearest integer and **redraw** any value outside

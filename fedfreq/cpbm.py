@@ -1,6 +1,6 @@
 r"""The clipped Poisson binomial mechanism (cPBM) and its optimally clipped variant (OcPBM).
 
-Seed 000, Algorithms 1-3, Eq. (3), Theorem 1 and Eq. (5). Each user i maps her histogram
+The OcPBM paper, Algorithms 1-3, Eq. (3), Theorem 1 and Eq. (5). Each user i maps her histogram
 :math:`x_i \in \mathbb R^d` to coefficients :math:`y_i \in \mathbb R^D` of a tight frame U
 (Kashin's representation, :mod:`fedfreq.kashin`), clips them to ℓ2 norm C, and sends,
 for every coordinate k,
@@ -81,7 +81,7 @@ def clip_l2(y, C: float) -> np.ndarray:
 
 
 def cpbm_encode(y, *, theta: float, C: float, m: int, rng=None) -> np.ndarray:
-    r"""cPBM encoder (seed 000, Algorithm 3), vectorised over users.
+    r"""cPBM encoder (the OcPBM paper, Algorithm 3), vectorised over users.
 
     Parameters
     ----------
@@ -117,7 +117,7 @@ def cpbm_encode(y, *, theta: float, C: float, m: int, rng=None) -> np.ndarray:
 
 
 def cpbm_decode(sums, *, n: int, theta: float, C: float, m: int) -> np.ndarray:
-    r"""Server rescaling (seed 000, Algorithm 2, line 3): :math:`\hat y = \frac{C}{mn\theta}(S - mn/2)`.
+    r"""Server rescaling (the OcPBM paper, Algorithm 2, line 3): :math:`\hat y = \frac{C}{mn\theta}(S - mn/2)`.
 
     Examples
     --------
@@ -156,7 +156,7 @@ def cpbm_variance(y, *, theta: float, C: float, m: int) -> np.ndarray:
 def cpbm_user(
     x, U, *, theta: float, C: float, m: int, eta: float = 0.7, nu: float = 0.3, iterations: int = 20, rng=None
 ) -> np.ndarray:
-    r"""User protocol (seed 000, Algorithm 1): Kashin representation of x, then cPBM.
+    r"""User protocol (the OcPBM paper, Algorithm 1): Kashin representation of x, then cPBM.
 
     ``eta``, ``nu`` and ``iterations`` are passed to
     :func:`fedfreq.kashin.kashin_representation` (the paper does not state them).
@@ -177,7 +177,7 @@ def cpbm_user(
 
 
 def cpbm_server(sums, U, *, n: int, theta: float, C: float, m: int) -> np.ndarray:
-    r"""Server protocol (seed 000, Algorithm 2): :math:`\hat x = U\hat y`, the estimated mean histogram.
+    r"""Server protocol (the OcPBM paper, Algorithm 2): :math:`\hat x = U\hat y`, the estimated mean histogram.
 
     Examples
     --------
@@ -235,7 +235,7 @@ def cpbm_estimate(
 
 
 def optimal_quantile(*, D: int, m: int, n: int, theta: float) -> float:
-    r"""The clipping quantile that minimises the Theorem 1 bound (seed 000, Eq. 5).
+    r"""The clipping quantile that minimises the Theorem 1 bound (the OcPBM paper, Eq. 5).
 
     :math:`\mathcal E(C; D) = \frac1n\sum_i \max(0, \|y_i\|_2 - C) + C s` with
     :math:`s = \sqrt{D/(4mn\theta^2)}` is convex and piecewise linear in C; its right
@@ -334,7 +334,7 @@ def ocpbm_estimate(
 
     With ``quantile=None`` the Eq. (5) optimum :func:`optimal_quantile` is used. The
     quantile is computed from the raw norms (not privately): the private estimate is
-    seed 000's Section 4, not implemented here. ``y`` (shape (n, D)) may pass
+    the OcPBM paper's Section 4, not implemented here. ``y`` (shape (n, D)) may pass
     precomputed representations of the rows of x, as in :func:`cpbm_error_terms`.
 
     Returns

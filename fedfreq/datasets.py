@@ -21,9 +21,9 @@ Real data
 
 Synthetic recipes
 -----------------
-* seed 000, Sec. 5 (following seed 004): :func:`synthetic_s0_iid` and
+* the OcPBM paper, Sec. 5 (following Liu et al. 2023): :func:`synthetic_s0_iid` and
   :func:`synthetic_s0_heterogeneous`;
-* seed 004, Sec. 7 and App. C.4: :func:`synthetic_s4_iid`,
+* Liu et al. 2023, Sec. 7 and App. C.4: :func:`synthetic_s4_iid`,
   :func:`synthetic_s4_noniid` and :func:`synthetic_s4_poisson_counts`;
 * their building blocks :func:`zipf_pmf`, :func:`iid_user_counts`,
   :func:`dirichlet_user_counts` and :func:`dirichlet_rates`.
@@ -711,7 +711,7 @@ def user_histograms(
 
     Row :math:`i` is user :math:`i`'s histogram :math:`N_i \\in \\mathbb{Z}_{\\ge 0}^d`
     over the ``top_d`` most frequent words of the selected plays (the
-    construction seed 000 Sec. 5 and seed 004 Sec. 7 use for Sentiment140:
+    construction the OcPBM paper Sec. 5 and Liu et al. 2023 Sec. 7 use for Sentiment140:
     "a histogram with d bins" over the top-d words of all users). Words outside
     the vocabulary are not counted in ``counts`` but are in ``user_sizes``.
 
@@ -956,7 +956,7 @@ _CHUNK_CELLS = 2 * 10**6
 def zipf_pmf(d: int, *, offset: float = 0.0) -> np.ndarray:
     r"""The distribution :math:`p_j \propto 1/(j + \text{offset})` on :math:`j = 1, \dots, d`.
 
-    Seed 000 Sec. 5 uses ``offset = 0`` (:math:`p_j \propto 1/j`); seed 004
+    The OcPBM paper Sec. 5 uses ``offset = 0`` (:math:`p_j \propto 1/j`); Liu et al. 2023
     Sec. 7 uses ``offset = 50``.
 
     Parameters
@@ -1025,9 +1025,9 @@ def iid_user_counts(
     r"""i.i.d. users: each user draws its samples from the same distribution ``p``.
 
     ``size="fixed"``: user :math:`i` draws exactly ``m`` samples,
-    :math:`N_i \sim \mathrm{Multinomial}(m, \mathbf p)` (seed 000 Sec. 5).
+    :math:`N_i \sim \mathrm{Multinomial}(m, \mathbf p)` (the OcPBM paper Sec. 5).
     ``size="poisson"``: user :math:`i` draws :math:`\mathrm{Poi}(m)` samples
-    (seed 004 Sec. 7), equivalently (Poisson splitting) independent
+    (Liu et al. 2023 Sec. 7), equivalently (Poisson splitting) independent
     :math:`N_{ij} \sim \mathrm{Poi}(m p_j)`, which is how they are drawn.
 
     Parameters
@@ -1099,11 +1099,11 @@ def dirichlet_rates(
     :math:`\kappa \sim \mathrm{Dir}(c, \dots, c)` on :math:`n` users.
 
     This is our reading of the papers' ":math:`\lambda_1, \dots, \lambda_n \sim 100\,\mathrm{Dir}(2)`"
-    (seed 004 Sec. 7) and ":math:`n` :math:`\kappa`'s from :math:`\mathrm{Dir}(2)`, user :math:`i`
-    draws :math:`100\kappa_i` Poisson samples" (seed 000 Sec. 5): one Dirichlet
+    (Liu et al. 2023 Sec. 7) and ":math:`n` :math:`\kappa`'s from :math:`\mathrm{Dir}(2)`, user :math:`i`
+    draws :math:`100\kappa_i` Poisson samples" (the OcPBM paper Sec. 5): one Dirichlet
     vector over the :math:`n` users, rescaled by :math:`n` so that the *average*
     rate is exactly ``mean``. Without the factor :math:`n` the average user
-    would hold ``mean / n`` samples (0.01 for seed 000's :math:`n = 10^4`),
+    would hold ``mean / n`` samples (0.01 for the OcPBM paper's :math:`n = 10^4`),
     which contradicts the papers' thresholds in the tens to thousands. Each
     :math:`n\kappa_i` has mean 1 and variance :math:`(n-1)/(n c + 1)`, tending
     to :math:`\mathrm{Gamma}(c, \text{rate } c)`.
@@ -1150,7 +1150,7 @@ def dirichlet_user_counts(
 ):
     r"""Heterogeneous users: Dirichlet sizes and Dirichlet item distributions, Poisson counts.
 
-    Recipe (seed 004 Sec. 7, non-i.i.d.; seed 000 Sec. 5, heterogeneous):
+    Recipe (Liu et al. 2023 Sec. 7, non-i.i.d.; the OcPBM paper Sec. 5, heterogeneous):
 
     1. rates :math:`\lambda = \text{mean\_size}\cdot n\cdot\kappa`,
        :math:`\kappa \sim \mathrm{Dir}(\text{size\_concentration}\cdot\mathbf 1_n)`
@@ -1213,7 +1213,7 @@ def dirichlet_user_counts(
 
 
 def synthetic_s0_iid(n: int, d: int, *, rng: np.random.Generator | int | None = None, sparse: bool = False):
-    r"""Seed 000 Sec. 5, i.i.d. dataset: every user draws exactly 100 samples from :math:`p_j \propto 1/j`.
+    r"""The OcPBM paper Sec. 5, i.i.d. dataset: every user draws exactly 100 samples from :math:`p_j \propto 1/j`.
 
     ``iid_user_counts(n, zipf_pmf(d), m=100, size="fixed")``. The paper's
     defaults are :math:`n = 10^4`, :math:`d = 50`.
@@ -1244,14 +1244,14 @@ def synthetic_s0_iid(n: int, d: int, *, rng: np.random.Generator | int | None = 
 
 
 def synthetic_s0_heterogeneous(n: int, d: int, *, rng: np.random.Generator | int | None = None, sparse: bool = False):
-    r"""Seed 000 Sec. 5, heterogeneous dataset (the recipe of seed 004, with :math:`p_j \propto 1/j`).
+    r"""The OcPBM paper Sec. 5, heterogeneous dataset (the recipe of Liu et al. 2023, with :math:`p_j \propto 1/j`).
 
     :math:`\kappa \sim \mathrm{Dir}(2\cdot\mathbf 1_n)`; user :math:`i` draws
     :math:`\mathrm{Poi}(100\,n\,\kappa_i)` samples from
     :math:`\mathbf p_i \sim \mathrm{Dir}(\mathbf p/2)`, :math:`p_j \propto 1/j`.
     The paper writes ":math:`100\kappa_i` Poisson samples"; we read it as a
     Poisson number of samples with mean :math:`100\,n\,\kappa_i` (mean user
-    size 100, as in the i.i.d. dataset and in seed 004, the paper it follows);
+    size 100, as in the i.i.d. dataset and in Liu et al. 2023, the paper it follows);
     see :func:`dirichlet_rates` for why the factor :math:`n` is needed.
 
     Parameters
@@ -1280,7 +1280,7 @@ def synthetic_s0_heterogeneous(n: int, d: int, *, rng: np.random.Generator | int
 
 
 def synthetic_s4_iid(n: int, d: int, *, rng: np.random.Generator | int | None = None, sparse: bool = False):
-    r"""Seed 004 Sec. 7, i.i.d. setting: each user draws :math:`\mathrm{Poi}(100)` samples
+    r"""Liu et al. 2023 Sec. 7, i.i.d. setting: each user draws :math:`\mathrm{Poi}(100)` samples
     from :math:`p_j \propto 1/(j+50)`.
 
     The paper uses :math:`n = 5\times 10^5` and :math:`d \in \{50, 100, 200\}`.
@@ -1311,7 +1311,7 @@ def synthetic_s4_iid(n: int, d: int, *, rng: np.random.Generator | int | None = 
 
 
 def synthetic_s4_noniid(n: int, d: int, *, rng: np.random.Generator | int | None = None, sparse: bool = False):
-    r"""Seed 004 Sec. 7, non-i.i.d. setting.
+    r"""Liu et al. 2023 Sec. 7, non-i.i.d. setting.
 
     :math:`\lambda = 100\,n\,\kappa`, :math:`\kappa \sim \mathrm{Dir}(2\cdot\mathbf 1_n)`
     (our reading of ":math:`\lambda_1,\dots,\lambda_i \sim 100\,\mathrm{Dir}(2)`",
@@ -1351,7 +1351,7 @@ def synthetic_s4_poisson_counts(
     mean: float,
     rng: np.random.Generator | int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    r"""Seed 004 App. C.4 (count estimation, :math:`d = 1`): Dirichlet rates, Poisson counts.
+    r"""Liu et al. 2023 App. C.4 (count estimation, :math:`d = 1`): Dirichlet rates, Poisson counts.
 
     :math:`\lambda = \text{mean}\cdot n\cdot\kappa`, :math:`\kappa \sim \mathrm{Dir}(\alpha\cdot\mathbf 1_n)`,
     :math:`N_i \sim \mathrm{Poi}(\lambda_i)`. The paper gives :math:`n = 10^6`

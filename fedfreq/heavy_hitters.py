@@ -1,4 +1,4 @@
-r"""Heavy hitters, quantiles and range queries from sample-and-threshold histograms (seed 002, Section 4).
+r"""Heavy hitters, quantiles and range queries from sample-and-threshold histograms (Bharadwaj & Cormode 2022, Sec. 4).
 
 Items are integer codes in :math:`[0, \beta^L)` read as strings of ``L`` digits in base
 ``β`` (the *branching factor*): a word of at most ``L`` letters (:func:`encode_words`),
@@ -152,7 +152,7 @@ def _threshold(prefixes: np.ndarray, tau: int) -> tuple[np.ndarray, np.ndarray]:
 def triehh_plus_plus(
     codes, *, branching: int, levels: int, sampling_rate: float, tau: int, restrict: bool = True, rng=None
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    r"""TrieHH++ (seed 002, Section 4.1): L sample-and-threshold histograms over prefixes.
+    r"""TrieHH++ (Bharadwaj & Cormode 2022, Section 4.1): L sample-and-threshold histograms over prefixes.
 
     For ℓ = 1, ..., L: every client joins a fresh Poisson sample with probability
     :math:`p_s`; a sampled client votes for its level-ℓ prefix (if ``restrict``, only
@@ -199,7 +199,7 @@ def triehh_plus_plus(
 
 
 def one_shot_heavy_hitters(codes, *, sampling_rate: float, tau: int, rng=None) -> tuple[np.ndarray, np.ndarray]:
-    r"""One sample-and-threshold histogram of the full items (seed 002, remark in Section 4.1).
+    r"""One sample-and-threshold histogram of the full items (Bharadwaj & Cormode 2022, remark in Section 4.1).
 
     Its output is a single (ε, δ)-DP histogram: no factor L.
 
@@ -240,7 +240,7 @@ def trie_level_counts(trie, level: int, nodes) -> np.ndarray:
 
 
 def binary_search_quantile(values, phi: float, *, steps: int, sampling_rate: float, tau: int, rng=None) -> float:
-    r"""A φ-quantile of values in [0, 1] by interactive binary search (seed 002, Section 4.2).
+    r"""A φ-quantile of values in [0, 1] by interactive binary search (Bharadwaj & Cormode 2022, Section 4.2).
 
     Step j publishes a sample-and-threshold histogram with the two buckets
     :math:`[0, t)` and :math:`[t, 1]` on a fresh Poisson sample; if the published
@@ -280,7 +280,7 @@ def binary_search_quantile(values, phi: float, *, steps: int, sampling_rate: flo
 
 
 def range_decomposition(r: int, *, branching: int, levels: int) -> list[tuple[int, int]]:
-    r"""Greedy decomposition of the leaf range :math:`[0, r)` into trie nodes (seed 002, Section 4.2).
+    r"""Greedy decomposition of the leaf range :math:`[0, r)` into trie nodes (Bharadwaj & Cormode 2022, Section 4.2).
 
     Level ℓ contributes the whole level-ℓ nodes between the previous cut and
     :math:`\lfloor r/\beta^{L-\ell}\rfloor`: at most β − 1 nodes per level (β at level 1
@@ -339,7 +339,7 @@ def range_counts(trie, r, *, branching: int, levels: int) -> np.ndarray:
 
 def trie_quantile(trie, phi: float, *, branching: int, levels: int, total: float) -> float:
     r"""φ-quantile from a hierarchical histogram: the smallest leaf boundary r/β^L whose
-    estimated rank ``range_counts(r) / total`` reaches φ (seed 002, Section 4.2).
+    estimated rank ``range_counts(r) / total`` reaches φ (Bharadwaj & Cormode 2022, Section 4.2).
 
     ``total`` normalises counts to fractions (e.g. the expected sample size
     :math:`p_s n`). Returns 1.0 if no boundary reaches φ.
@@ -372,7 +372,7 @@ def _eps_delta(epsilon, delta, levels):
 
 
 def composition_basic(epsilon: float, delta: float, levels: int) -> tuple[float, float]:
-    r"""Basic composition: L mechanisms that are (ε, δ)-DP give (Lε, Lδ) (seed 002, Section 4.1 lemma).
+    r"""Basic composition: L mechanisms that are (ε, δ)-DP give (Lε, Lδ) (Bharadwaj & Cormode 2022, Section 4.1 lemma).
 
     Examples
     --------
@@ -384,7 +384,7 @@ def composition_basic(epsilon: float, delta: float, levels: int) -> tuple[float,
 
 
 def composition_advanced_paper(epsilon: float, delta: float, levels: int) -> tuple[float, float]:
-    r"""The advanced-composition bound as printed in seed 002 (Section 4.1, proof):
+    r"""The advanced-composition bound as printed in Bharadwaj & Cormode 2022 (Section 4.1, proof):
     :math:`(L\varepsilon^2 + \varepsilon\sqrt{L\log(1/(\delta L))},\ 2L\delta)`.
 
     Not a valid bound for every (ε, δ)-DP mechanism: see

@@ -1,4 +1,4 @@
-r"""Tight frames and Kashin's representation (seed 000, Definition 3, Lemma 1, Appendix B).
+r"""Tight frames and Kashin's representation (the OcPBM paper, Definition 3, Lemma 1, Appendix B).
 
 A *tight frame* (Parseval frame) of :math:`\mathbb R^d` is a set of :math:`D \ge d`
 vectors :math:`u_1, \dots, u_D` with :math:`\sum_k \langle x, u_k\rangle^2 = \|x\|_2^2` for
@@ -73,7 +73,7 @@ MAX_FRAME_SIZE = 8192
 def tight_frame(d: int, D: int, *, kind: str = "orthogonal", rng=None) -> np.ndarray:
     r"""A random tight frame :math:`U \in \mathbb R^{d\times D}` (:math:`U U^\top = I_d`).
 
-    ``kind="orthogonal"`` is seed 000's recipe (Appendix B): the first d columns of a
+    ``kind="orthogonal"`` is the OcPBM paper's recipe (Appendix B): the first d columns of a
     Haar-random D×D orthogonal matrix, transposed (``scipy.stats.ortho_group``).
     ``kind="dct"`` takes d distinct random rows of :math:`H\,\mathrm{diag}(s)`, with H the
     orthonormal DCT-II matrix of size D and s uniform random signs: entries bounded by
@@ -146,7 +146,7 @@ def kashin_level(eta: float, nu: float) -> float:
 
 
 def kashin_representation(x, U, *, eta: float, nu: float, iterations: int = 20, exact: bool = True):
-    r"""Kashin coefficients by Lyubarskii & Vershynin's truncation algorithm (seed 000, App. B).
+    r"""Kashin coefficients by Lyubarskii & Vershynin's truncation algorithm (the OcPBM paper, App. B).
 
     Starting from :math:`y = 0`, residual :math:`r = x` and :math:`M = \|x\|_2/\sqrt{\nu D}`,
     repeat ``iterations`` times:
@@ -160,7 +160,7 @@ def kashin_representation(x, U, *, eta: float, nu: float, iterations: int = 20, 
     :math:`y \leftarrow y + U^\top r`, so that :math:`x = U y` to rounding, at the price of
     adding at most :math:`\|r\|_2` to the level.
 
-    Seed 000's printed update is :math:`a \leftarrow a + \sqrt D\,\hat b`; those
+    The OcPBM paper's printed update is :math:`a \leftarrow a + \sqrt D\,\hat b`; those
     coefficients are :math:`\sqrt D` times the ones returned here and satisfy
     :math:`U a = \sqrt D\, x`, not x (the book's chapter on the cPBM shows it).
 

@@ -16,10 +16,10 @@ Conventions of the error metrics
   norm (or mean) is zero where the metric divides by it raise
   :class:`ValueError` naming the offending parameter.
 
-Which paper uses which metric: seed 000 reports the :math:`\ell_2` error
+Which paper uses which metric: the OcPBM paper reports the :math:`\ell_2` error
 :math:`\|\hat{\mathbf{x}} - \mathbf{x}\|_2` and bounds its expectation (Theorem 1,
-Eq. 4); seed 001 works with the :math:`\ell_\infty` error; seed 003 reports the
-NRMSE of a mean; seed 004 reports the relative :math:`\ell_1` loss (Eq. 2).
+Eq. 4); Wu et al. 2023 works with the :math:`\ell_\infty` error; Cormode & Markov 2021 reports the
+NRMSE of a mean; Liu et al. 2023 reports the relative :math:`\ell_1` loss (Eq. 2).
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def l1_error(estimate, truth) -> float | np.ndarray:
 
 @_quiet_overflow
 def l2_error(estimate, truth) -> float | np.ndarray:
-    r""":math:`\ell_2` error :math:`\|\hat{\mathbf{x}} - \mathbf{x}\|_2`, the metric of seed 000 (Eq. 4, Tables 1-3).
+    r""":math:`\ell_2` error :math:`\|\hat{\mathbf{x}} - \mathbf{x}\|_2`: the OcPBM paper, Eq. 4, Tables 1-3.
 
     Computed with a rescaling so that squaring large entries does not overflow.
 
@@ -171,7 +171,7 @@ def l2_error(estimate, truth) -> float | np.ndarray:
 
 @_quiet_overflow
 def linf_error(estimate, truth) -> float | np.ndarray:
-    r""":math:`\ell_\infty` error :math:`\max_j |\hat{N}_j - N_j|`, the metric of seed 001 (Sec. 2).
+    r""":math:`\ell_\infty` error :math:`\max_j |\hat{N}_j - N_j|`, the metric of Wu et al. 2023 (Sec. 2).
 
     Examples
     --------
@@ -184,7 +184,7 @@ def linf_error(estimate, truth) -> float | np.ndarray:
 
 @_quiet_overflow
 def relative_l1_loss(estimate, truth) -> float | np.ndarray:
-    r"""Relative :math:`\ell_1` loss of seed 004 (Eq. 2, Sec. 7).
+    r"""Relative :math:`\ell_1` loss of Liu et al. 2023 (Eq. 2, Sec. 7).
 
     .. math:: \frac{\sum_{j=1}^d |\overline{N}_j - \widehat{N}_j|}{\|\overline{N}\|_1}
 
@@ -280,7 +280,7 @@ def expected_error(estimates, truth, *, norm: str = "l2") -> ErrorEstimate:
               \mathrm{se} = \frac{s_e}{\sqrt R}, \qquad e_r = \|\hat{\mathbf{x}}^{(r)} - \mathbf{x}\|,
 
     with :math:`s_e` the sample standard deviation (``ddof=1``). A CLT check of a
-    bound :math:`B` (e.g. seed 000, Theorem 1) then reads
+    bound :math:`B` (e.g. the OcPBM paper, Theorem 1) then reads
     :math:`\bar{e} \le B + 4\,\mathrm{se}`.
 
     Parameters
@@ -312,7 +312,7 @@ def expected_error(estimates, truth, *, norm: str = "l2") -> ErrorEstimate:
 def expected_l2_error(estimates, truth) -> float | np.ndarray:
     r"""Sample mean over repetitions of :math:`\|\hat{\mathbf{x}}^{(r)} - \mathbf{x}\|_2`.
 
-    The Monte Carlo counterpart of the left side of seed 000, Theorem 1 (Eq. 4);
+    The Monte Carlo counterpart of the left side of the OcPBM paper, Theorem 1 (Eq. 4);
     the paper's Fig. 3 averages three runs. Use :func:`expected_error` when a
     standard error is needed.
 
@@ -336,11 +336,11 @@ def _nrmse_parts(estimates, truth, min_reps: int):
 
 @_quiet_overflow
 def nrmse(estimates, truth) -> float | np.ndarray:
-    r"""Normalised root-mean-squared error of seed 003 (Sec. 4.1).
+    r"""Normalised root-mean-squared error of Cormode & Markov 2021 (Sec. 4.1).
 
     .. math:: \mathrm{NRMSE} = \frac{\sqrt{\frac1R \sum_{r=1}^R (\hat{x}_r - \mu)^2}}{|\mu|}
 
-    Seed 003 (line 214 of the text copy) describes the metric as computing "the
+    Cormode & Markov 2021 (line 214 of the text copy) describes the metric as computing "the
     mean of the squared difference" between :math:`\hat{x}` and the true
     empirical mean :math:`\mu` over 100 repetitions and then dividing by
     :math:`\mu`; read literally that is :math:`\mathrm{MSE}/\mu`, which has the
@@ -381,7 +381,7 @@ def nrmse_stderr(estimates, truth) -> float | np.ndarray:
 
     .. math:: \mathrm{se}(\mathrm{NRMSE}) \approx \frac{s_e / \sqrt{R}}{2\sqrt{\overline{e}}\,|\mu|} .
 
-    Seed 003 says its error bars are "the standard error of these repetitions"
+    Cormode & Markov 2021 says its error bars are "the standard error of these repetitions"
     without a formula; this is the standard error of the plotted quantity
     itself. If every repetition is exact (:math:`\overline{e} = 0`) the NRMSE is
     0 with no spread and 0 is returned.
@@ -418,7 +418,7 @@ def nrmse_of_runs(run, truth, *, reps: int) -> float:
     truth : float
         The true value (non-zero).
     reps : int
-        Number of repetitions (seed 003 uses 100), at least 2.
+        Number of repetitions (Cormode & Markov 2021 uses 100), at least 2.
 
     Examples
     --------

@@ -1,6 +1,6 @@
 r"""End-to-end federated frequency estimation: the two-phase and multi-round protocols.
 
-Seed 000, Sec. 4.3 and App. D:
+The OcPBM paper, Sec. 4.3 and App. D:
 
 * **TFFE** (Alg. 6, :func:`tffe`): every user first sends the privatised Haar
   coefficients of her discretised norm :math:`\|y_i\|_2` (Alg. 4); the server
@@ -142,7 +142,7 @@ def tffe(
     rng: np.random.Generator | int | None = None,
     y=None,
 ) -> TFFEResult:
-    r"""Two-phase federated frequency estimation (seed 000, Alg. 6).
+    r"""Two-phase federated frequency estimation (the OcPBM paper, Alg. 6).
 
     Phase 1: DHT quantile of the norms with cPBM parameters :math:`(m', \theta')`
     = ``(m_q, theta_q)`` (norms above ``B`` fall in the last bin). Phase 2: cPBM
@@ -209,7 +209,7 @@ def tffe(
 
 
 def tffe_rdp(order, *, n: int, D: int, b: int, theta: float, m: int, theta_q: float, m_q: int, rule: str = "changed"):
-    r"""RDP of TFFE (seed 000, Prop. 4): frequency step plus quantile step.
+    r"""RDP of TFFE (the OcPBM paper, Prop. 4): frequency step plus quantile step.
 
     .. math:: \varepsilon(\lambda) = \varepsilon_{\text{cPBM}}(\lambda; n, \theta, m, D)
               + \varepsilon_{\text{DHT}}(\lambda; n, \theta', m', b),
@@ -274,7 +274,7 @@ def mffe(
     iterations: int = 20,
     rng: np.random.Generator | int | None = None,
 ) -> MFFEResult:
-    r"""Multi-round federated frequency estimation with online private quantiles (seed 000, Alg. 7).
+    r"""Multi-round federated frequency estimation with online private quantiles (the OcPBM paper, Alg. 7).
 
     Users are taken in their given order, :math:`N = n/R` per round (shuffle
     beforehand for the i.i.d. assumption of Cor. 1).
@@ -356,7 +356,7 @@ def multiround_fixed_estimate(
     iterations: int = 20,
     rng=None,
 ) -> np.ndarray:
-    r"""Multi-round estimate with one fixed threshold: :math:`\frac1R\sum_r \hat x^{(r)}` (seed 000, App. D).
+    r"""Multi-round estimate with one fixed threshold: :math:`\frac1R\sum_r \hat x^{(r)}` (the OcPBM paper, App. D).
 
     The rounds of :func:`mffe` without the online update: round :math:`r` runs cPBM
     with threshold ``C`` on users :math:`(r-1)N+1, \dots, rN` (:math:`N = n/R`),
@@ -387,7 +387,7 @@ def multiround_fixed_estimate(
 
 
 def mffe_rdp(order, *, N: int, D: int, theta: float, m: int, theta_q: float, m_q: int):
-    r"""RDP of MFFE (seed 000, App. D): one round's frequency step plus one indicator coordinate.
+    r"""RDP of MFFE (the OcPBM paper, App. D): one round's frequency step plus one indicator coordinate.
 
     .. math:: \varepsilon(\lambda) = \varepsilon_{\text{cPBM}}(\lambda; N, \theta, m, D)
               + \varepsilon_{\text{cPBM}}(\lambda; N, \theta', m', 1),

@@ -1,6 +1,6 @@
 r"""Federated quantiles from privatised histograms: flat, hierarchical and Haar.
 
-Seed 000 (Sec. 4, Algs. 4–5, Props. 1–3, App. C.4–C.6) estimates a quantile of
+The OcPBM paper (Sec. 4, Algs. 4–5, Props. 1–3, App. C.4–C.6) estimates a quantile of
 one private number per user (there: the norm :math:`\|y_i\|_2` of the user's
 Kashin representation) under secure summation. Each user
 
@@ -119,7 +119,7 @@ def discretize_values(values, *, B: float, b: int, out_of_range: str = "raise") 
     Parameters
     ----------
     values : array_like, shape (n,)
-        Non-negative values (seed 000: :math:`\|y_i\|_2`).
+        Non-negative values (the OcPBM paper: :math:`\|y_i\|_2`).
     B : float
         Range of the histogram, > 0.
     b : int
@@ -169,7 +169,7 @@ def _check_counts(counts) -> tuple[np.ndarray, int]:
 
 
 def haar_transform(counts, *, rescaled: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    r"""Discrete Haar transform of histograms with :math:`2^b` bins (seed 000, Eq. 6).
+    r"""Discrete Haar transform of histograms with :math:`2^b` bins (the OcPBM paper, Eq. 6).
 
     For an internal node :math:`w` at level :math:`l \in \{1,\dots,b\}` with
     leaf sums :math:`a_L, a_R` in its left and right subtrees,
@@ -223,7 +223,7 @@ def haar_transform(counts, *, rescaled: bool = True) -> tuple[np.ndarray, np.nda
 
 
 def inverse_haar_transform(h0, coeffs, *, rescaled: bool = True) -> np.ndarray:
-    r"""Leaf counts from the Haar coefficients (seed 000, Eq. 7, corrected base).
+    r"""Leaf counts from the Haar coefficients (the OcPBM paper, Eq. 7, corrected base).
 
     .. math:: c[v] = H_0 + \sum_{l=1}^{b} \frac{\tilde H_l[w_l(v)]}{2^l}\, g_l[v],
 
@@ -280,7 +280,7 @@ def histogram_dimension(encoding: str, b: int) -> int:
     r"""Number of coordinates each user privatises.
 
     ``"flat"``: :math:`2^b`; ``"hh"``: :math:`2^{b+1}-2` (all nodes but the
-    root); ``"dht"``: :math:`2^b - 1` (seed 000, App. C.7). Pass it as ``dim``
+    root); ``"dht"``: :math:`2^b - 1` (the OcPBM paper, App. C.7). Pass it as ``dim``
     to the cPBM accountant.
 
     Examples
@@ -327,7 +327,7 @@ def histogram_rdp(order, *, encoding: str, b: int, n: int, m: int, theta: float,
     (:func:`fedfreq.accounting.cpbm_rdp` with ``dim=1``, valid for any pair of
     entries in :math:`[-1, 1]`) and :math:`k` =
     :func:`histogram_changed_coordinates` (``rule="changed"``), or
-    :math:`k` = :func:`histogram_dimension` (``rule="all"``: seed 000,
+    :math:`k` = :func:`histogram_dimension` (``rule="all"``: the OcPBM paper,
     App. C.7, which sets ``dim`` to :math:`2^b - 1` for the Haar tree).
 
     Examples
@@ -353,7 +353,7 @@ def histogram_user_vectors(bins, *, encoding: str, b: int) -> np.ndarray:
 
     ``"flat"`` is the one-hot histogram; ``"hh"`` has one 1 per level
     :math:`0,\dots,b-1` (the ancestors of the user's bin); ``"dht"`` has one
-    :math:`\pm 1` per level :math:`1,\dots,b` (seed 000, Sec. 4.2: the rescaled
+    :math:`\pm 1` per level :math:`1,\dots,b` (the OcPBM paper, Sec. 4.2: the rescaled
     coefficient :math:`a_L - a_R` of the user's one-hot histogram), so that
     ``histogram_user_vectors(...)`` equals ``haar_transform(one_hot)[1]``.
 
@@ -611,7 +611,7 @@ def cpbm_sum_mechanism(*, m: int, theta: float, neighbours: int | None = 1) -> M
     r"""cPBM applied coordinate-wise with :math:`C = 1`, summed by SecSum, decoded by Eq. 3.
 
     Each coordinate :math:`y \in [-1, 1]` is sent as
-    :math:`Z \sim \mathrm{Bin}(m, 1/2 + \theta y)` (seed 000, Alg. 4: cPBM on
+    :math:`Z \sim \mathrm{Bin}(m, 1/2 + \theta y)` (the OcPBM paper, Alg. 4: cPBM on
     every node of the tree with :math:`C = 1`); the server learns
     :math:`\sum_i Z_i` through :func:`fedfreq.secagg.secure_sum` (modulus
     :math:`nm + 1`) and returns :math:`\hat S = n\,\hat y` with :math:`\hat y`
@@ -756,7 +756,7 @@ def _bins(B, Delta) -> float:
 
 
 def flat_variance_bound(*, B: float, Delta: float, m: int, n: int, theta: float, as_printed: bool = False) -> float:
-    r"""Seed 000, Prop. 1: variance of the flat-histogram estimate of :math:`c[1:v]/n`.
+    r"""The OcPBM paper, Prop. 1: variance of the flat-histogram estimate of :math:`c[1:v]/n`.
 
     .. math:: \mathrm{Var}_{\text{flat}} \le \frac{B}{4\Delta m n\theta^2}
               \quad\Bigl(\text{as printed: } \frac{B}{4\Delta m n^2\theta^2}\Bigr).
@@ -777,7 +777,7 @@ def flat_variance_bound(*, B: float, Delta: float, m: int, n: int, theta: float,
 
 
 def hh_variance_bound(*, B: float, Delta: float, m: int, n: int, theta: float, as_printed: bool = False) -> float:
-    r"""Seed 000, Prop. 2: variance for hierarchical histograms.
+    r"""The OcPBM paper, Prop. 2: variance for hierarchical histograms.
 
     .. math:: \mathrm{Var}_{\text{HH}} \le \frac{\log_2(B/\Delta)}{4mn\theta^2}
               \quad\Bigl(\text{as printed: } n^2 \text{ in the denominator}\Bigr).
@@ -791,7 +791,7 @@ def hh_variance_bound(*, B: float, Delta: float, m: int, n: int, theta: float, a
 
 
 def dht_variance_bound(*, B: float, Delta: float, m: int, n: int, theta: float, as_printed: bool = False) -> float:
-    r"""Seed 000, Prop. 3: variance for the Haar (DHT) protocol.
+    r"""The OcPBM paper, Prop. 3: variance for the Haar (DHT) protocol.
 
     .. math:: \mathrm{Var}_{\text{DHT}} \le \frac{\log_2(B/\Delta)}{16mn\theta^2}
               \quad\Bigl(\text{as printed: } n^2 \text{ in the denominator}\Bigr).
@@ -873,7 +873,7 @@ def federated_quantile(
 
 
 def average_bin_error(estimated, reference, *, B: float, b: int) -> float:
-    r"""Mean of :math:`|\hat t - t|/\Delta` over quantile queries (seed 000, Table 5).
+    r"""Mean of :math:`|\hat t - t|/\Delta` over quantile queries (the OcPBM paper, Table 5).
 
     Examples
     --------

@@ -1,6 +1,6 @@
 r"""Sample-and-threshold histograms: privacy from Poisson sampling and suppression.
 
-Seed 002 (Bharadwaj & Cormode, "Sample and Threshold Differential Privacy: Histograms
+Bharadwaj & Cormode 2022 (Bharadwaj & Cormode, "Sample and Threshold Differential Privacy: Histograms
 and applications") studies the following mechanism. Each of ``n`` clients holds one
 item (a bucket in :math:`[B]`). Every client joins the sample independently with
 probability :math:`p_s` (*Poisson* or *Bernoulli* sampling); the aggregator counts the
@@ -128,7 +128,7 @@ def _items(items, n_buckets: int) -> np.ndarray:
 
 
 def sample_and_threshold(items, *, n_buckets: int, sampling_rate: float, tau: int, rng=None) -> np.ndarray:
-    r"""Run sample-and-threshold on client items (seed 002, Section 3.1).
+    r"""Run sample-and-threshold on client items (Bharadwaj & Cormode 2022, Section 3.1).
 
     Each client is kept independently with probability :math:`p_s`; the kept items are
     counted per bucket; buckets with count :math:`< \tau` are suppressed (reported 0).
@@ -203,7 +203,7 @@ def sample_and_threshold_counts(counts, *, sampling_rate: float, tau: int, rng=N
 
 
 def fixed_size_sample_and_threshold(items, *, n_buckets: int, m: int, tau: int, rng=None) -> np.ndarray:
-    r"""The fixed-size variant (seed 002, Section 3.2): exactly ``m`` clients without replacement.
+    r"""The fixed-size variant (Bharadwaj & Cormode 2022, Section 3.2): exactly ``m`` clients without replacement.
 
     Shown only to exhibit its leak: the published total tells how many sampled items
     were suppressed, so a unique item among otherwise identical ones is detected with
@@ -228,7 +228,7 @@ def fixed_size_sample_and_threshold(items, *, n_buckets: int, m: int, tau: int, 
 
 
 def contact_size(m: float, c: float) -> int:
-    r"""Number of clients to contact, :math:`s = \lceil m + c\sqrt m\rceil` (seed 002, Lemma 3.3).
+    r"""Number of clients to contact, :math:`s = \lceil m + c\sqrt m\rceil` (Bharadwaj & Cormode 2022, Lemma 3.3).
 
     Examples
     --------
@@ -241,7 +241,7 @@ def contact_size(m: float, c: float) -> int:
 
 
 def poisson_overflow_bound(c: float) -> float:
-    r"""Chernoff bound :math:`\Pr[N > m + c\sqrt m] \le e^{-c^2/3}` (seed 002, Lemma 3.3).
+    r"""Chernoff bound :math:`\Pr[N > m + c\sqrt m] \le e^{-c^2/3}` (Bharadwaj & Cormode 2022, Lemma 3.3).
 
     Valid for :math:`N` a sum of independent Bernoulli variables with mean m and
     :math:`c \le \sqrt m`.
@@ -260,7 +260,7 @@ def two_stage_sample(n: int, m: float, c: float, *, scheme: str = "paper", rng=N
 
     ``s = contact_size(m, c)`` clients are contacted uniformly at random.
 
-    * ``scheme="paper"`` (seed 002, proof of Lemma 3.3): each contacted client joins
+    * ``scheme="paper"`` (Bharadwaj & Cormode 2022, proof of Lemma 3.3): each contacted client joins
       independently with probability m/s. Every client is included with probability
       m/n, but the sample size is :math:`\mathrm{Bin}(s, m/s)`, not the Poisson
       :math:`\mathrm{Bin}(n, m/n)`: it is a different sampling scheme.
@@ -303,7 +303,7 @@ def two_stage_sample(n: int, m: float, c: float, *, scheme: str = "paper", rng=N
 
 
 def ratio_bound(sampling_rate: float, k, v):
-    r"""Likelihood ratio of seeing count v from k versus k − 1 copies (seed 002, Lemma 3.1).
+    r"""Likelihood ratio of seeing count v from k versus k − 1 copies (Bharadwaj & Cormode 2022, Lemma 3.1).
 
     .. math:: \frac{\binom{k}{v}p_s^v(1-p_s)^{k-v}}{\binom{k-1}{v}p_s^v(1-p_s)^{k-1-v}}
         = \frac{(1-p_s)\,k}{k-v},\qquad 0 \le v < k.
@@ -324,7 +324,7 @@ def ratio_bound(sampling_rate: float, k, v):
 
 
 def c_alpha(alpha):
-    r""":math:`C_\alpha = \ln(1/\alpha) - 1/(1+\alpha)` (seed 002, Lemma 3.2).
+    r""":math:`C_\alpha = \ln(1/\alpha) - 1/(1+\alpha)` (Bharadwaj & Cormode 2022, Lemma 3.2).
 
     Positive only for :math:`\alpha < \alpha^\star \approx 0.517`, the root of
     :math:`\ln(1/\alpha) = 1/(1+\alpha)`; for larger α the lemma's δ is at least 1.
@@ -342,7 +342,7 @@ def c_alpha(alpha):
 
 
 def delta_simple(alpha, tau):
-    r"""Seed 002, Lemma 3.2: :math:`\delta = \exp(-C_\alpha\tau)`.
+    r"""Bharadwaj & Cormode 2022, Lemma 3.2: :math:`\delta = \exp(-C_\alpha\tau)`.
 
     The lemma holds for the sampling rate :math:`p_s = \alpha(1 - e^{-\varepsilon})`,
     :math:`0 < \alpha \le 1`. When :math:`C_\alpha \le 0` the value is at least 1
@@ -374,7 +374,7 @@ def _kl_bernoulli(q, p):
 
 
 def delta_theorem(sampling_rate, epsilon, tau):
-    r"""Seed 002, Theorem 1: :math:`\delta = \exp(-\frac{\tau}{q} D(q\,\|\,p_s))`.
+    r"""Bharadwaj & Cormode 2022, Theorem 1: :math:`\delta = \exp(-\frac{\tau}{q} D(q\,\|\,p_s))`.
 
     With :math:`q = 1 - e^{-\varepsilon}(1-p_s)` and :math:`D` the Bernoulli KL
     divergence. The theorem needs :math:`e^{-\varepsilon} \le 1 - p_s`, i.e.
@@ -736,7 +736,7 @@ def delta_exact_replace(sampling_rate: float, epsilon: float, tau: int, k_max: i
 
 
 def sampling_rate_for(epsilon, alpha):
-    r""":math:`p_s = \alpha(1 - e^{-\varepsilon})` (seed 002, Section 3.1).
+    r""":math:`p_s = \alpha(1 - e^{-\varepsilon})` (Bharadwaj & Cormode 2022, Section 3.1).
 
     Examples
     --------
@@ -813,7 +813,7 @@ def choose_parameters(epsilon: float, delta: float, *, alpha: float = 1 / 6, met
 
 
 def omission_bound(W, *, n: float, m: float, tau: int):
-    r"""Seed 002, Lemma 3.4: an item with W copies is omitted w.p. at most
+    r"""Bharadwaj & Cormode 2022, Lemma 3.4: an item with W copies is omitted w.p. at most
     :math:`\exp(-(w-\tau)^2/(2w))`, :math:`w = Wm/n`, provided w > τ.
 
     Examples
@@ -850,7 +850,7 @@ def omission_probability(W, *, sampling_rate: float, tau: int):
 
 
 def relative_error_bound(mu, gamma):
-    r"""Seed 002, Lemma 3.5: :math:`\Pr[|X-\mu| > \gamma\mu] \le 2\exp(-\gamma^2\mu/3)`, 0 < γ < 1.
+    r"""Bharadwaj & Cormode 2022, Lemma 3.5: :math:`\Pr[|X-\mu| > \gamma\mu] \le 2\exp(-\gamma^2\mu/3)`, 0 < γ < 1.
 
     Examples
     --------
@@ -1014,7 +1014,7 @@ def hadamard_response_estimate(reports, *, n_buckets: int, epsilon: float) -> np
 
 
 def paper_synthetic_counts(kind: str, *, n: int, n_buckets: int, rng=None) -> np.ndarray:
-    r"""True histogram of ``n`` clients drawn from seed 002's synthetic distributions.
+    r"""True histogram of ``n`` clients drawn from Bharadwaj & Cormode's (2022) synthetic distributions.
 
     ``"binomial"``: each client's bucket is :math:`\mathrm{Bin}(B-1, 1/2)` (the paper
     says Bin(B, 1/2), which has B + 1 values; B − 1 trials keep the values in
@@ -1046,7 +1046,7 @@ def paper_synthetic_counts(kind: str, *, n: int, n_buckets: int, rng=None) -> np
 def compare_mechanisms(
     counts, *, epsilon: float, alpha: float = 1 / 6, tau: int = 20, delta: float = 1e-8, rng=None
 ) -> dict:
-    r"""One run of seed 002's comparison (Section 5): four estimates of the frequency vector.
+    r"""One run of Bharadwaj & Cormode's (2022) comparison (Section 5): four estimates of the frequency vector.
 
     Clients are Poisson-sampled at :math:`p_s = \alpha(1-e^{-\varepsilon})`; on the
     sampled histogram X the four mechanisms are sample-and-threshold (suppress X < τ),
@@ -1126,7 +1126,7 @@ def _bucket_of(word: str, n_buckets: int) -> int:
 def hashed_word_counts(words, *, n_buckets: int) -> np.ndarray:
     r"""Histogram of word occurrences hashed consistently into ``n_buckets`` buckets.
 
-    Seed 002's Shakespeare experiment treats every word occurrence as a client and maps
+    Bharadwaj & Cormode's (2022) Shakespeare experiment treats every word occurrence as a client and maps
     each distinct word to a bucket. The map used here is a unkeyed BLAKE2b hash
     (64-bit digest, little-endian, modulo B), so it is the same on every machine and
     Python run (unlike Python's salted ``hash``). Different words may share a bucket.

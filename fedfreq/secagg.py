@@ -6,7 +6,7 @@ modular sum
 
 .. math:: S = \sum_{i=1}^n Z_i \bmod M \in \mathbb{Z}_M^D .
 
-Seed 000 (Sec. 2, "SecAgg/SecSum") treats the protocol as a black box that
+The OcPBM paper (Sec. 2, "SecAgg/SecSum") treats the protocol as a black box that
 computes this modular sum faithfully. This module simulates exactly that
 arithmetic together with the additive pairwise masking of Bonawitz et al.
 (2017), so that a chapter can show (i) what a single masked report looks like to
@@ -93,7 +93,7 @@ def modulus_for(n: int, max_entry: int) -> int:
         Number of clients, :math:`n \ge 1`.
     max_entry : int
         Largest value :math:`m \ge 0` a client may send in one coordinate (for the
-        cPBM of seed 000 a :math:`\mathrm{Binom}(m, p)` draw, so :math:`m` itself).
+        cPBM of the OcPBM paper a :math:`\mathrm{Binom}(m, p)` draw, so :math:`m` itself).
 
     Returns
     -------
@@ -104,7 +104,7 @@ def modulus_for(n: int, max_entry: int) -> int:
 
     Notes
     -----
-    Seed 000 (line 146 of the text copy, Sec. 3.2 after Alg. 3) says that with
+    The OcPBM paper (line 146 of the text copy, Sec. 3.2 after Alg. 3) says that with
     SecSum over a group of size :math:`M`, summing :math:`n` quantities "of size
     :math:`m`" each, it avoids "integer overflows" by choosing :math:`M = nm`, so
     that each user sends :math:`\log_2(m) + \log_2(n)` bits per dimension. The
@@ -146,8 +146,8 @@ def modulus_for_signed(n: int, max_abs: int) -> int:
 
     .. math:: M_{\min} = \max(2na + 1, 2).
 
-    This is the setting of seed 000's discrete Haar transform, whose coefficients
-    are :math:`\pm 1`, and of signed bit pushing in seed 003.
+    This is the setting of the OcPBM paper's discrete Haar transform, whose coefficients
+    are :math:`\pm 1`, and of signed bit pushing in Cormode & Markov 2021.
 
     Examples
     --------

@@ -86,7 +86,7 @@ References
 ----------
 - [B+22] E. Bao, Y. Zhu, X. Xiao, Y. Yang, B. C. Ooi, B. H. M. Tan, K. M. M. Aung.
   "Skellam Mixture Mechanism: a Novel Approach to Federated Learning with
-  Differential Privacy." arXiv:2212.04371, 2022 (reference [9] of seed 000). Code:
+  Differential Privacy." arXiv:2212.04371, 2022 (reference [9] of the OcPBM paper). Code:
   github.com/SkellamMixtureMechanism/SMM (``smm_dse.py``, ``smm_dse_analysis.py``).
 - [AKL21] N. Agarwal, P. Kairouz, Z. Liu. "The Skellam Mechanism for
   Differentially Private Federated Learning." NeurIPS 2021, arXiv:2110.04995.

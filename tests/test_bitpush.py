@@ -1,4 +1,4 @@
-"""Tests of fedfreq.bitpush (seed 003: bit pushing).
+"""Tests of fedfreq.bitpush (Cormode & Markov 2021: bit pushing).
 
 Statistical tests use fixed seeds and CLT tolerances. A sample mean of T estimates
 must lie within Z = 4 standard errors sqrt(V/T) of its expectation (V the known

@@ -1,4 +1,4 @@
-"""Tests of fedfreq.cpbm: the clipped Poisson binomial mechanism (seed 000, Algs. 1-3, Eq. 3, Eq. 5)."""
+"""Tests of fedfreq.cpbm: the clipped Poisson binomial mechanism (the OcPBM paper, Algs. 1-3, Eq. 3, Eq. 5)."""
 
 import math
 

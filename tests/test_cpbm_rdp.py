@@ -1,4 +1,4 @@
-"""Tests of the cPBM Rényi-DP accountant (seed 000, Lemma 2) and its brute-force companions."""
+"""Tests of the cPBM Rényi-DP accountant (the OcPBM paper, Lemma 2) and its brute-force companions."""
 
 import math
 

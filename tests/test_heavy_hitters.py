@@ -1,4 +1,4 @@
-"""Tests of fedfreq.heavy_hitters (seed 002, Section 4)."""
+"""Tests of fedfreq.heavy_hitters (Bharadwaj & Cormode 2022, Section 4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of fedfreq.kashin: tight frames and Kashin's representation (seed 000, App. B)."""
+"""Tests of fedfreq.kashin: tight frames and Kashin's representation (the OcPBM paper, App. B)."""
 
 import math
 
@@ -73,7 +73,7 @@ def test_exact_mode_reconstructs_and_spreads():
 
 
 def test_paper_scaling_reconstructs_sqrt_D_times_x():
-    # seed 000 accumulates a += sqrt(D) * b_hat: those coefficients give U a = sqrt(D) x
+    # the OcPBM paper accumulates a += sqrt(D) * b_hat: those coefficients give U a = sqrt(D) x
     d, D = 5, 20
     U = tight_frame(d, D, rng=12)
     x = np.arange(1.0, d + 1)

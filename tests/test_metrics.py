@@ -45,7 +45,7 @@ def test_norms_match_definitions():
 
 
 def test_relative_l1_loss_matches_definition():
-    # seed 004, Eq. 2: sum_j |Nbar_j - Nhat_j| / ||Nbar||_1
+    # Liu et al. 2023, Eq. 2: sum_j |Nbar_j - Nhat_j| / ||Nbar||_1
     truth = [120.0, 40.0, 30.0, 10.0]
     est = [110.0, 47.0, 30.0, 0.0]
     num = sum(abs(t - e) for t, e in zip(truth, est, strict=False))
@@ -150,7 +150,7 @@ def test_mse_of_gaussian_noise_is_d_sigma_squared():
 
 
 def test_nrmse_stderr_is_calibrated():
-    # Repeat a whole NRMSE experiment (R = 100 repetitions, as in seed 003) E = 4000
+    # Repeat a whole NRMSE experiment (R = 100 repetitions, as in Cormode & Markov 2021) E = 4000
     # times with Gaussian errors. The spread of the E NRMSE values should match the
     # average delta-method standard error. The sample SD of E values has relative
     # standard error 1/sqrt(2(E-1)) ~ 1.1%; the delta method itself is accurate to

@@ -1,4 +1,4 @@
-"""Tests for :mod:`fedfreq.protocols` (seed 000, Algs. 6-7, Prop. 4, App. D)."""
+"""Tests for :mod:`fedfreq.protocols` (the OcPBM paper, Algs. 6-7, Prop. 4, App. D)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for :mod:`fedfreq.quantiles` (seed 000, Sec. 4, Algs. 4-5, Props. 1-3)."""
+"""Tests for :mod:`fedfreq.quantiles` (the OcPBM paper, Sec. 4, Algs. 4-5, Props. 1-3)."""
 
 from __future__ import annotations
 

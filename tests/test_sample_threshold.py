@@ -1,4 +1,4 @@
-"""Tests of fedfreq.sample_threshold (seed 002).
+"""Tests of fedfreq.sample_threshold (Bharadwaj & Cormode 2022).
 
 Privacy audits: delta_exact is checked against a brute-force hockey-stick divergence
 computed with fedfreq.accounting on each count k separately; Theorem 1 and Lemma 3.2

@@ -232,7 +232,7 @@ def test_same_seed_same_reports():
 
 
 def test_paper_modulus_nm_wraps_when_everyone_sends_m():
-    # seed 000 chooses M = n m; the all-m input sums to n m, which is 0 mod n m
+    # the OcPBM paper chooses M = n m; the all-m input sums to n m, which is 0 mod n m
     n, m = 5, 3
     z = np.full((n, 2), m)
     with pytest.raises(ValueError, match=r"modulus=15.*minimum safe modulus is 16"):
@@ -302,7 +302,7 @@ def test_bits_per_entry():
     # the +1 costs a bit only when n m is a power of two (n = 2**13, m = 2**5)
     n, m = 2**13, 2**5
     assert bits_per_entry(n * m) == 18 and bits_per_entry(modulus_for(n, m)) == 19
-    n, m = 10**4, 30  # seed 000's default setting: no extra bit
+    n, m = 10**4, 30  # the OcPBM paper's default setting: no extra bit
     assert bits_per_entry(n * m) == bits_per_entry(modulus_for(n, m))
 
 

@@ -1,4 +1,4 @@
-"""Tests of fedfreq.sketch (seed 001: count sketches for federated frequency estimation)."""
+"""Tests of fedfreq.sketch (Wu et al. 2023: count sketches for federated frequency estimation)."""
 
 from __future__ import annotations
 

@@ -55,6 +55,13 @@ def cell_label(claim_id: str) -> str:
 
 
 ERRATUM_KINDS = {"typo": "typo", "ambiguity": "ambiguity", "error": "error"}
+# The reason a non-verified verdict carries (see fedfreq.claims), as the ledger names it.
+REASON_NAMES = {
+    "reading": "Reading",
+    "scale_note": "Scale",
+    "stand_in": "Stand-in data",
+    "reason": "Why not checkable",
+}
 
 
 def ledger_files() -> list[Path]:
@@ -128,6 +135,12 @@ class ClaimsLedger(_TableDirective):
             verdict = f"**{c['verdict']}**"
             if c.get("erratum"):
                 verdict += f" ({{ref}}`erratum <{c['erratum']['label']}>`)"
+            if c.get("verdict_full") and c["verdict_full"] != c["verdict"]:
+                verdict += f"; at the papers' scale: **{c['verdict_full']}**"
+            method = _cell(c["method"])
+            for key, name in REASON_NAMES.items():
+                if c.get(key):
+                    method += f" *{name}:* {_cell(c[key])}"
             number = int(c["chapter"].split("/")[-1][:2])
             label = cell_label(c["id"])
             source = (NOTEBOOKS / f"{c['chapter'].split('/')[-1]}.md").read_text(encoding="utf-8")
@@ -139,10 +152,82 @@ class ClaimsLedger(_TableDirective):
                 f'* - <span id="{row_anchor(c["id"])}"></span>`{c["id"]}`',
                 f"  - {verdict}",
                 f"  - {_cell(c['statement'])} *({_cell(c['source'])})*",
-                f"  - {_cell(c['method'])}",
+                f"  - {method}",
                 f"  - {where}",
             ]
         out += ["```", ""]
+        return self._parse(out)
+
+
+COVERAGE_DIR = LEDGER_DIR / "coverage"
+PAPERS = [prefix for prefix in SOURCES if prefix != "F"]
+
+
+def load_coverage() -> dict[str, dict]:
+    """The coverage sweep of each paper (``book/claims/coverage/<prefix>.yml``), by prefix."""
+    out = {}
+    for prefix in PAPERS:
+        path = COVERAGE_DIR / f"{prefix}.yml"
+        if path.exists():
+            out[prefix] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return out
+
+
+def coverage_status(item: dict) -> str:
+    """checked, partly checked, out of scope, or not yet checked."""
+    if item.get("ledger"):
+        return "partly checked" if item.get("gap") else "checked"
+    return "out of scope" if item.get("out_of_scope") else "not yet checked"
+
+
+COVERAGE_STATUSES = ("checked", "partly checked", "out of scope", "not yet checked")
+
+
+class ClaimsCoverage(_TableDirective):
+    """Per paper: how many of its results and quantitative statements the ledger checks,
+    then (folded) the statements that are out of scope, with the reason, or not yet checked."""
+
+    def run(self):
+        coverage = load_coverage()
+        for prefix in coverage:
+            self.env.note_dependency(str(COVERAGE_DIR / f"{prefix}.yml"))
+        out = [
+            "```{list-table} Coverage of each paper",
+            ":header-rows: 1",
+            ":class: ledger-counts",
+            "",
+            "* - Paper",
+            "  - Items",
+        ]
+        out += [f"  - {st}" for st in COVERAGE_STATUSES]
+        for prefix, data in coverage.items():
+            items = data["items"]
+            out += [f"* - {prefix}: {_cell(SHORT[prefix])}", f"  - {len(items)}"]
+            out += [f"  - {sum(coverage_status(i) == st for i in items)}" for st in COVERAGE_STATUSES]
+        out += ["```", ""]
+        for prefix, data in coverage.items():
+            rest = [i for i in data["items"] if coverage_status(i) != "checked"]
+            if not rest:
+                continue
+            out += [
+                f":::{{dropdown}} {prefix}: {len(rest)} statements out of scope or not fully checked",
+                "",
+                "```{list-table}",
+                ":header-rows: 1",
+                ":widths: 18 42 40",
+                ":class: coverage-table",
+                "",
+                "* - Where",
+                "  - Statement",
+                "  - Status",
+            ]
+            for item in rest:
+                status = coverage_status(item)
+                why = item.get("out_of_scope") or item.get("gap") or ""
+                ids = ", ".join(f"`{i}`" for i in item.get("ledger") or [])
+                detail = f"**{status}**" + (f" ({ids})" if ids else "") + f": {_cell(why)}"
+                out += [f"* - {_cell(item['where'])}", f"  - {_cell(item['text'])}", f"  - {detail}"]
+            out += ["```", ":::", ""]
         return self._parse(out)
 
 
@@ -261,5 +346,6 @@ def setup(app):
     app.connect("env-get-outdated", _always_reread)
     app.add_directive("claims-ledger", ClaimsLedger)
     app.add_directive("errata", Errata)
+    app.add_directive("claims-coverage", ClaimsCoverage)
     app.add_directive("execution-stats", ExecutionStats)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

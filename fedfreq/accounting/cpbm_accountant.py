@@ -19,7 +19,7 @@ from .divergences import renyi_divergence
 __all__ = ["cpbm_rdp", "cpbm_lemma2_paper_forms", "cpbm_rdp_exact", "poisson_binomial_logpmf"]
 
 
-# the clipped Poisson binomial mechanism (seed 000, Lemma 2)
+# the clipped Poisson binomial mechanism (the OcPBM paper, Lemma 2)
 def _check_theta(theta) -> float:
     return check_real("theta", theta, low=0.0, high=0.25, low_open=True)
 
@@ -324,7 +324,7 @@ def cpbm_rdp(order, *, n: int, theta: float, m: int, dim: int):
     paper). :math:`\Pi_1` is :math:`e^{(\lambda-1)D_\lambda(P\|Q)}` and :math:`\Pi_2` is
     :math:`e^{(\lambda-1)D_\lambda(Q\|P)}` for
     :math:`P = \mathrm{Ber}(\tfrac12-\theta) + \mathrm{Bin}(n', \tfrac12+\theta)`,
-    :math:`Q = \mathrm{Bin}(n'+1, \tfrac12+\theta)`; this is seed 000, Lemma 2 in the form
+    :math:`Q = \mathrm{Bin}(n'+1, \tfrac12+\theta)`; this is the OcPBM paper, Lemma 2 in the form
     of its Appendix C.2 (whose :math:`\Pi_2`, after the substitution
     :math:`k \to n'+1-k`, is this one), with two corrections verified in the book's
     chapter on the cPBM: ``dim`` must count the coordinates that are actually
@@ -386,7 +386,7 @@ def cpbm_rdp(order, *, n: int, theta: float, m: int, dim: int):
 
 
 def cpbm_lemma2_paper_forms(order, *, n: int, theta: float, form: str):
-    r"""log Π1 and log Π2 of seed 000's Lemma 2 exactly as printed (for checking the paper).
+    r"""log Π1 and log Π2 of the OcPBM paper's Lemma 2 exactly as printed (for checking the paper).
 
     ``form="main"`` transcribes Section 3.2:
     :math:`\Pi_2 = \sum_{m=0}^{n'+1}\mathrm{Bin}(m, n', \tfrac12-\theta)

@@ -1,6 +1,6 @@
-r"""Bounding user contributions for user-level private histograms (seed 004).
+r"""Bounding user contributions for user-level private histograms (Liu et al. 2023).
 
-Seed 004 {Liu, Suresh, Zhu, Kairouz, Gruteser, ICML 2023} asks how much of each
+Liu et al. 2023 {Liu, Suresh, Zhu, Kairouz, Gruteser, ICML 2023} asks how much of each
 user's data to keep when a histogram :math:`\overline N = \sum_i N_i` of ``n``
 users' item counts :math:`N_i \in \mathbb Z_{\ge 0}^d` is released under
 user-level differential privacy. Everything the three chapters on that paper
@@ -25,7 +25,7 @@ use lives here:
   (:func:`clipped_poisson_mean`), its derivative and inverse, γ_C
   (:func:`gamma_c`) and Algorithm 5 (:func:`debiased_count`);
 * baselines: quantiles of the users' norms (:func:`norm_quantile`), the
-  ``M``-th largest ℓ2 norm (:func:`m_quantile_threshold`, seed 004's
+  ``M``-th largest ℓ2 norm (:func:`m_quantile_threshold`, Liu et al.'s (2023)
   "M-quantile" after Amin et al.), the ℓ2-error quantile in the manner of
   Huang et al. (:func:`l2_quantile_threshold`), and private quantiles by noisy
   gradient descent as the paper describes (:func:`private_quantile_gd`, after
@@ -35,7 +35,7 @@ Histograms are dense ``(n, d)`` arrays of non-negative integers (one row per
 user). The samplers use numpy floating point; they simulate the mechanisms'
 output distributions and are not side-channel-safe DP implementations.
 
-Neighbouring relation. Seed 004's Definition 3.1 uses *replacement* of one
+Neighbouring relation. Liu et al.'s (2023) Definition 3.1 uses *replacement* of one
 user. The noise scales of Algorithm 1 (``Lap(C/ε)``, ``N(0, C²σ²)``) and of
 Algorithm 3 are those of *add/remove* neighbours; functions state which
 relation their guarantee uses, and :func:`clip_sensitivity` gives both.

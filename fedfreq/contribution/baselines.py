@@ -29,7 +29,7 @@ def norm_quantile(norms, q: float) -> float:
 
 def m_quantile_threshold(l2_norms, *, d: int, sigma: float) -> float:
     r"""The :math:`\lceil M\rceil`-th largest ℓ2 norm, :math:`M = d\sigma\sqrt{2/\pi}`
-    ("M-quantile" of seed 004, Sec. 7.1).
+    ("M-quantile" of Liu et al. 2023, Sec. 7.1).
 
     The analogue, for the Gaussian mechanism, of the Amin et al. (2019) quantile,
     and close to the ℓ2-norm quantile of Huang et al. (2021); 0.0 when
@@ -83,10 +83,10 @@ def l2_quantile_rank(*, d: int, sigma: float) -> int:
 
 
 def l2_quantile_threshold(l2_norms, *, d: int, sigma: float) -> float:
-    r"""The :func:`l2_quantile_rank`-th largest ℓ2 norm: the Huang et al. (2021) style baseline of seed 004, Sec. 4.
+    r"""The :func:`l2_quantile_rank`-th largest ℓ2 norm: a Huang et al. (2021) baseline (Liu et al. 2023, Sec. 4).
 
     Minimises :math:`U_2(C)` of :func:`l2_quantile_rank` (a bound on the ℓ2 error);
-    seed 004 notes that such a quantile of the ℓ2 norms differs from the
+    Liu et al. 2023 notes that such a quantile of the ℓ2 norms differs from the
     ℓ1-optimal C* of Theorem 4.3. 0.0 when the rank exceeds n.
 
     Examples

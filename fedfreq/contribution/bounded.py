@@ -13,7 +13,7 @@ from scipy import special
 from .._rng import as_generator
 from .._validation import check_array, check_choice, check_int, check_real
 from ..accounting import gaussian_sigma
-from ..cpbm import clip_l2  # ℓ2 clipping of rows lives in cpbm (seed 000); reused here, not re-exported
+from ..cpbm import clip_l2  # ℓ2 clipping of rows lives in cpbm (the OcPBM paper); reused here, not re-exported
 from ..deploy import release_values
 from ._checks import _delta, _epsilon, _histograms, _out, _threshold, _thresholds
 
@@ -32,7 +32,7 @@ __all__ = [
 
 # Algorithm 1 (bounded domain)
 def lemma41_sigma(epsilon: float, delta: float, *, method: str = "analytic") -> float:
-    r"""Noise multiplier σ of Algorithm 1 (seed 004, Lemma 4.1), per unit of ℓ2 sensitivity.
+    r"""Noise multiplier σ of Algorithm 1 (Liu et al. 2023, Lemma 4.1), per unit of ℓ2 sensitivity.
 
     ``method="lemma"``: :math:`\sigma = \sqrt{2\log(1.32/\delta)}/\varepsilon`, the
     formula Lemma 4.1 states for ε <= 1. ``method="analytic"``: the smallest σ
@@ -67,7 +67,7 @@ def bounded_histogram(
     rng=None,
     backend: str = "numpy",
 ) -> np.ndarray:
-    r"""Algorithm 1 of seed 004: clip every user, sum, add noise.
+    r"""Algorithm 1 of Liu et al. 2023: clip every user, sum, add noise.
 
     With ``delta == 0``: :math:`\widehat N_L = \sum_i \mathrm{clip}_1(N_i, C) + \mathrm{Lap}(C/\varepsilon)^d`.
     With ``delta > 0``: :math:`\widehat N_G = \sum_i \mathrm{clip}_2(N_i, C) + \mathcal N(0, C^2\sigma^2 I_d)`
@@ -219,7 +219,7 @@ def laplace_surrogate(user_sizes, C, *, d: int, epsilon: float):
 
 
 def threshold_objective(l1_norms, l2_norms, C, *, d: int, sigma: float):
-    r"""The convex objective :math:`G(C) = \sum_i f_i(C) + CM` of seed 004, Eq. (3).
+    r"""The convex objective :math:`G(C) = \sum_i f_i(C) + CM` of Liu et al. 2023, Eq. (3).
 
     :math:`f_i(C) = (1 - C/\|N_i\|_2)_+\,\|N_i\|_1` and :math:`M = d\sigma\sqrt{2/\pi}`.
     It bounds the Gaussian loss: :math:`G(C)/2 \le \mathcal L_G(C, D) \le G(C)`.
@@ -241,7 +241,7 @@ def threshold_objective(l1_norms, l2_norms, C, *, d: int, sigma: float):
 
 
 def laplace_threshold(user_sizes, *, d: int, epsilon: float) -> float:
-    r"""Lemma 4.2 of seed 004: the :math:`\lceil d/\varepsilon\rceil`-th largest user size.
+    r"""Lemma 4.2 of Liu et al. 2023: the :math:`\lceil d/\varepsilon\rceil`-th largest user size.
 
     The threshold minimises the surrogate :math:`U(C) = \sum_i (m_i - C)_+ + dC/\varepsilon`
     (:func:`laplace_surrogate`), whose right derivative is
@@ -274,7 +274,7 @@ def laplace_threshold(user_sizes, *, d: int, epsilon: float) -> float:
 
 
 def gaussian_threshold(l1_norms, l2_norms, *, d: int, sigma: float) -> float:
-    r"""Theorem 4.3 of seed 004: :math:`C^* = \min\{C \ge 0 : \sum_{i:\|N_i\|_2 > C} \|N_i\|_1/\|N_i\|_2 \le M\}`.
+    r"""Liu et al. 2023, Thm. 4.3: :math:`C^* = \min\{C \ge 0 : \sum_{i:\|N_i\|_2 > C} \|N_i\|_1/\|N_i\|_2 \le M\}`.
 
     With :math:`M = d\sigma\sqrt{2/\pi}`, C* minimises the convex :math:`G(C)`
     (:func:`threshold_objective`) and is a 2-approximation of the best threshold
@@ -316,7 +316,7 @@ def _ratio_sum(v: np.ndarray, suffix: np.ndarray, C):
 
 
 def regularized_threshold(l1_norms, l2_norms, *, d: int, sigma: float, lam: float, s: float | None = None) -> float:
-    r"""Minimiser :math:`C'` of :math:`F(C) = G(C)/n + \frac{\lambda}{2}C^2` over C >= 0 (seed 004, Alg. 2 / Eq. 5).
+    r"""Minimiser :math:`C'` of :math:`F(C) = G(C)/n + \frac{\lambda}{2}C^2`, C >= 0 (Liu et al. 2023, Alg. 2, Eq. 5).
 
     With the ratios :math:`r_i = \|N_i\|_1/\|N_i\|_2` capped at :math:`\sqrt s` (so
     that every :math:`f_i` is :math:`\sqrt s`-Lipschitz, as Algorithm 2 assumes),

@@ -16,7 +16,7 @@ __all__ = ["clip_l1", "rand_clip", "clip_sensitivity"]
 
 
 def clip_l1(histograms, C: float) -> np.ndarray:
-    r"""ℓ1 clipping of every user's histogram (seed 004, Sec. 4).
+    r"""ℓ1 clipping of every user's histogram (Liu et al. 2023, Sec. 4).
 
     .. math:: \mathrm{clip}_1(N_i, C) = \frac{C\, N_i}{\max(C, \|N_i\|_1)}
 
@@ -45,7 +45,7 @@ def clip_l1(histograms, C: float) -> np.ndarray:
 
 
 def rand_clip(histograms, C: int, *, rng=None) -> np.ndarray:
-    r"""Random clipping of seed 004, Sec. 5: keep :math:`\min(\|N_i\|_1, C)` items drawn without replacement.
+    r"""Random clipping of Liu et al. 2023, Sec. 5: keep :math:`\min(\|N_i\|_1, C)` items drawn without replacement.
 
     A user whose histogram holds more than ``C`` items keeps a uniformly random
     subset of ``C`` of them (a multivariate hypergeometric draw); the others keep

@@ -21,7 +21,7 @@ __all__ = [
 
 
 def clipped_poisson_mean(lam, C: int):
-    r""":math:`h(\lambda) = \mathbb E[\min(X, C)]`, :math:`X \sim \mathrm{Poi}(\lambda)` (seed 004, Algorithm 5).
+    r""":math:`h(\lambda) = \mathbb E[\min(X, C)]`, :math:`X \sim \mathrm{Poi}(\lambda)` (Liu et al. 2023, Algorithm 5).
 
     Exact and vectorised in ``lam``, through regularised incomplete gamma functions:
 
@@ -119,7 +119,7 @@ def clipped_poisson_mean_inverse(y, C: int):
 
 
 def gamma_c(C: int) -> float:
-    r""":math:`\gamma_C = 1/\Pr[\mathrm{Poi}(1) < C]` of seed 004, Theorem C.1.
+    r""":math:`\gamma_C = 1/\Pr[\mathrm{Poi}(1) < C]` of Liu et al. 2023, Theorem C.1.
 
     Examples
     --------
@@ -131,7 +131,7 @@ def gamma_c(C: int) -> float:
 
 
 def debiased_count(counts, *, C: int, epsilon: float, lam_max: float, rng=None) -> float:
-    r"""Algorithm 5 of seed 004: clipped, noised and debiased total count (d = 1), ε-DP.
+    r"""Algorithm 5 of Liu et al. 2023: clipped, noised and debiased total count (d = 1), ε-DP.
 
     :math:`Y_i = \min(N_i, C)`, :math:`y = (\sum_i Y_i + \mathrm{Lap}(C/\varepsilon))/n`,
     :math:`\widehat N = n\, h^{-1}(\Pi(y))` where Π projects y onto

@@ -40,7 +40,7 @@ def unbounded_threshold(C: float, *, epsilon: float, delta: float) -> float:
 
 
 def unbounded_histogram(histograms, *, C: int, epsilon: float, delta: float, rng=None) -> np.ndarray:
-    r"""Algorithm 3 of seed 004: rand-clip, Laplace noise on non-zero counts, threshold.
+    r"""Algorithm 3 of Liu et al. 2023: rand-clip, Laplace noise on non-zero counts, threshold.
 
     :math:`h_i = \text{rand-clip}(N_i, C)`, :math:`\widetilde N_j = \sum_i h_{ij} + \mathrm{Lap}(C/\varepsilon)`
     for the items with :math:`\overline N_j > 0`, and
@@ -169,7 +169,7 @@ def unbounded_expected_error(hbar, Nbar, *, C: float, epsilon: float, delta: flo
 
 
 def surrogate_error(histograms, C, *, epsilon: float, delta: float):
-    r"""The surrogate :math:`V(C)` of Algorithm 4 (seed 004, Sec. 5).
+    r"""The surrogate :math:`V(C)` of Algorithm 4 (Liu et al. 2023, Sec. 5).
 
     .. math:: V(C) = 2\sum_i (\|N_i\|_1 - C)_+ + \sum_{j:\overline N_j > 0}
        \min\Big(\sum_i \frac{C N_{ij}}{\max(C, \|N_i\|_1)},\ C + \frac{C}{\varepsilon}\log\frac{C}{2\delta}\Big)
@@ -201,7 +201,7 @@ def surrogate_error(histograms, C, *, epsilon: float, delta: float):
 def theorem52_bounds(
     histograms, hbar_draws, C: float, *, epsilon: float, delta: float, C_max: float
 ) -> tuple[float, float, float]:
-    r"""The two sides of seed 004, Theorem 5.2 (Eq. 1), and a corrected upper bound.
+    r"""The two sides of Liu et al. 2023, Theorem 5.2 (Eq. 1), and a corrected upper bound.
 
     With :math:`E_j = \mathbb E[\min(\bar h_j, t)]` estimated by the mean over the
     rand-clip draws ``hbar_draws`` (shape (R, d)) and :math:`B = \sum_i (\|N_i\|_1 - C)_+`:
@@ -261,7 +261,7 @@ def exponential_mechanism_probabilities(scores, *, epsilon: float, sensitivity: 
 def select_threshold_exponential(
     histograms, grid, *, epsilon: float, delta: float, epsilon_prime: float, C_max: float, rng=None
 ) -> float:
-    r"""Algorithm 4 of seed 004: private threshold for Algorithm 3 by the exponential mechanism.
+    r"""Algorithm 4 of Liu et al. 2023: private threshold for Algorithm 3 by the exponential mechanism.
 
     Scores :math:`V(C)` (:func:`surrogate_error`) on ``grid`` ⊆ [1, C_m], sensitivity
     :math:`5C_m/2` as in the paper, privacy ε'. The paper's bound on the

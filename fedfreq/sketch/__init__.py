@@ -1,6 +1,6 @@
 r"""Count sketches for single- and multi-round federated frequency estimation.
 
-This module implements seed 001 (Wu, Kairouz, Zhu & Braverman, *Private Federated
+This module implements Wu et al. 2023 (Wu, Kairouz, Zhu & Braverman, *Private Federated
 Frequency Estimation: Adapting to the Hardness of the Instance*):
 
 * seeded hash families (polynomials modulo the Mersenne prime :math:`p = 2^{31}-1`,

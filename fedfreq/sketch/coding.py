@@ -244,7 +244,7 @@ def sketch_estimate(
     r"""Estimate the global frequency vector with a multi-round count sketch.
 
     ``round_frequencies`` holds the local frequency vectors :math:`f^{(m)}`, one per
-    round (seed 001, Sec. 3); each round's server view is the normalised sketch
+    round (Wu et al. 2023, Sec. 3); each round's server view is the normalised sketch
     :math:`\frac1n\sum_t \mathrm{enc}^{(m)}(x^{(m)}_t)`, which by linearity equals the
     sketch of :math:`f^{(m)}` (:func:`sketch_vector`). Hashes are drawn with
     :func:`draw_sketch_hashes` according to ``design`` and the sketches are decoded by

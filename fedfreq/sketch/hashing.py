@@ -26,7 +26,7 @@ __all__ = [
 #: The Mersenne prime :math:`2^{31}-1`; hash arithmetic stays below :math:`2^{62}`.
 MERSENNE_PRIME = 2**31 - 1
 
-#: The multi-round designs of seed 001, Section 3.
+#: The multi-round designs of Wu et al. 2023, Section 3.
 DESIGNS = ("shared", "fresh", "hybrid")
 
 
@@ -153,7 +153,7 @@ def draw_sketch_hashes(
     rounds : int
         :math:`M \ge 1` rounds.
     design : {"shared", "fresh", "hybrid"}
-        Which hashes are renewed per round (seed 001, Sec. 3): none, all, or the signs.
+        Which hashes are renewed per round (Wu et al. 2023, Sec. 3): none, all, or the signs.
     rng : Generator, int or None
     bucket_independence, sign_independence : int
         The :math:`k` of the :math:`k`-wise independent families (defaults 2 and 4,

@@ -30,7 +30,7 @@ def _normalise(v: np.ndarray) -> np.ndarray:
 
 
 def zipf_frequencies(d: int, a: float) -> np.ndarray:
-    r"""Zipf frequencies :math:`f_i \propto i^{-a}`, :math:`i = 1..d` (seed 001, Cor. 2.4(2), Fig. 2).
+    r"""Zipf frequencies :math:`f_i \propto i^{-a}`, :math:`i = 1..d` (Wu et al. 2023, Cor. 2.4(2), Fig. 2).
 
     Examples
     --------
@@ -43,7 +43,7 @@ def zipf_frequencies(d: int, a: float) -> np.ndarray:
 
 
 def geometric_frequencies(d: int) -> np.ndarray:
-    r"""Geometric frequencies :math:`f_i \propto 2^{-i}`, :math:`i=1..d` (seed 001, Cor. 2.4(1)).
+    r"""Geometric frequencies :math:`f_i \propto 2^{-i}`, :math:`i=1..d` (Wu et al. 2023, Cor. 2.4(1)).
 
     Examples
     --------

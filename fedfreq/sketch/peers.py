@@ -92,7 +92,7 @@ def compare_peer_sketches(
     frequent-items sketch depends on it) at matched memory, counted in 64-bit words:
 
     * count sketch (:func:`draw_sketch_hashes`, :func:`sketch_items`, decoded by the
-      median, Algorithm 1 of seed 001) and count-min
+      median, Algorithm 1 of Wu et al. 2023) and count-min
       (``datasketches.count_min_sketch``, decoded by the minimum) with the same
       :math:`L\times W` shape, :math:`L` = ``rows`` and
       :math:`W = \lfloor \text{memory\_words}/L\rfloor`;

@@ -18,7 +18,7 @@ __all__ = ["sketch_sensitivity", "dp_sketch_sigma", "dp_sketch_epsilon", "paper_
 
 
 def sketch_sensitivity(*, rows: int, n: int, relation: str = "add_remove") -> float:
-    r"""ℓ2 sensitivity of the released normalised sketches (seed 001, proof of Thm 4.1).
+    r"""ℓ2 sensitivity of the released normalised sketches (Wu et al. 2023, proof of Thm 4.1).
 
     One client contributes one signed one-hot per row to one round's sketch,
     scaled by :math:`1/n` (``n`` public). Adding or removing that contribution moves
@@ -49,7 +49,7 @@ def dp_sketch_sigma(
     relation: str = "add_remove",
     participations: int = 1,
 ) -> float:
-    r"""Noise standard deviation per sketch entry for (ε, δ)-DP (seed 001, Thm 4.1).
+    r"""Noise standard deviation per sketch entry for (ε, δ)-DP (Wu et al. 2023, Thm 4.1).
 
     A client appears in ``participations`` rounds (1 in the paper: every round has new
     clients, so the :math:`M` Gaussian releases compose in parallel and the whole
@@ -81,7 +81,7 @@ def dp_sketch_epsilon(
     participations: int = 1,
     orders=None,
 ) -> tuple[float, float]:
-    r"""ε of the DP sketch from the Rényi accountant (seed 001, Thm 4.1).
+    r"""ε of the DP sketch from the Rényi accountant (Wu et al. 2023, Thm 4.1).
 
     Each round in which a client takes part is a Gaussian mechanism with RDP
     :math:`\alpha\Delta^2/(2\sigma^2)` (:func:`fedfreq.accounting.rdp_gaussian`); the
@@ -139,7 +139,7 @@ def dp_hybrid_sketch_estimate(
     rng: np.random.Generator | int | None = None,
     design: str = "hybrid",
 ) -> np.ndarray:
-    r"""The DP hybrid sketch of seed 001, Theorem 4.1 (central DP, simulated).
+    r"""The DP hybrid sketch of Wu et al. 2023, Theorem 4.1 (central DP, simulated).
 
     Each round's normalised sketch gets independent :math:`\mathcal N(0,\sigma^2)` noise
     in every entry before decoding (:func:`decode_sketches`). Calibrate ``sigma`` with

@@ -31,7 +31,7 @@ __all__ = [
 
 
 def heterogeneity_vector(round_frequencies) -> np.ndarray:
-    r"""The heterogeneity vector of seed 001, Theorem 3.2.
+    r"""The heterogeneity vector of Wu et al. 2023, Theorem 3.2.
 
     .. math:: F_i = \frac1M\sqrt{\textstyle\sum_{m=1}^M \bigl(f^{(m)}_i\bigr)^2}
               \;\le\; f_i = \frac1M\sum_m f^{(m)}_i,
@@ -70,7 +70,7 @@ def minton_price_bound(
     constant: float = 1.0,
     tail_start: int | None = None,
 ) -> float:
-    r"""Instance-dependent count-sketch error bound (seed 001, Prop. 2.1 / Thm 3.2).
+    r"""Instance-dependent count-sketch error bound (Wu et al. 2023, Prop. 2.1 / Thm 3.2).
 
     .. math:: C\sqrt{\frac{\log(1/p)}{L}\cdot\frac1W\sum_{i>k}(v^*_i)^2},
 
@@ -102,7 +102,7 @@ def fresh_sketch_bound(
     constant: float = 1.0,
     tail_start: int | None = None,
 ) -> float:
-    r"""Seed 001, Theorem 3.1 (FreshSketch): the hybrid bound times :math:`\sqrt{\log(M/p)}`.
+    r"""Wu et al. 2023, Theorem 3.1 (FreshSketch): the hybrid bound times :math:`\sqrt{\log(M/p)}`.
 
     .. math:: C\sqrt{\frac{\log(1/p)\log(M/p)}{L}\cdot\frac1W\sum_{i>k}(F^*_i)^2}.
 
@@ -141,7 +141,7 @@ def width_objective(freqs, k, tau: float):
 
 
 def oracle_width(freqs, tau: float, *, constant: float = 1.0, n: int | None = None) -> int:
-    r"""Instance-optimal width of seed 001, Eq. (2) (Corollary 2.3).
+    r"""Instance-optimal width of Wu et al. 2023, Eq. (2) (Corollary 2.3).
 
     .. math:: W = \Bigl\lceil C\min\Bigl\{\#\{f_i\ge\tau\} + \tau^{-2}\sum_{f_i<\tau} f_i^2,\ n\Bigr\}\Bigr\rceil
 
@@ -162,7 +162,7 @@ def oracle_width(freqs, tau: float, *, constant: float = 1.0, n: int | None = No
 
 
 def minimax_width(tau: float, *, constant: float = 1.0, n: int | None = None) -> int:
-    r"""Worst-case width of seed 001, Eq. (3): :math:`\lceil C\min\{2/\tau, n\}\rceil`.
+    r"""Worst-case width of Wu et al. 2023, Eq. (3): :math:`\lceil C\min\{2/\tau, n\}\rceil`.
 
     Examples
     --------
@@ -178,7 +178,7 @@ def minimax_width(tau: float, *, constant: float = 1.0, n: int | None = None) ->
 
 
 def polynomial_frequencies(alpha: float, beta: float, d: int) -> np.ndarray:
-    r"""The truncated polynomial model of the two-phase method (seed 001, Sec. 2).
+    r"""The truncated polynomial model of the two-phase method (Wu et al. 2023, Sec. 2).
 
     .. math:: \mathrm{poly}(i;\alpha,\beta) = \beta i^{-\alpha}\ \text{for}\ i \le i^\star,\quad 0\ \text{beyond},
 
@@ -202,7 +202,7 @@ def fit_polynomial(top_values) -> tuple[float, float]:
     r"""Fit :math:`\beta i^{-\alpha}` to the decreasing top-:math:`k` estimates (squared error).
 
     Minimises :math:`\sum_{i\le k}(\tilde f^*_i - \beta i^{-\alpha})^2` over
-    :math:`\alpha, \beta > 0` (seed 001, two-phase method step 3), starting from the
+    :math:`\alpha, \beta > 0` (Wu et al. 2023, two-phase method step 3), starting from the
     least-squares line through :math:`(\log i, \log \tilde f^*_i)` on positive entries.
 
     Returns
@@ -256,7 +256,7 @@ def two_phase_width(
     constant: float = 2.0,
     rng: np.random.Generator | int | None = None,
 ) -> TwoPhaseResult:
-    r"""The two-phase sketch-size selection of seed 001, Section 2.
+    r"""The two-phase sketch-size selection of Wu et al. 2023, Section 2.
 
     1. sample ``pilot_clients`` clients without replacement; 2. run a
     ``pilot_rows`` :math:`\times` ``pilot_width`` count sketch on them; 3. fit
