@@ -1,4 +1,4 @@
-"""Tests of fedfreq.contribution (seed 004: bounding user contributions).
+"""Tests of fedfreq.contribution (Liu et al. 2023: bounding user contributions).
 
 Statistical tests use fixed seeds; a sample mean of T draws must lie within Z = 4
 standard errors (sample standard deviation / sqrt(T)) of its exact expectation,
@@ -361,6 +361,39 @@ def test_private_gd_approaches_C_star_with_a_large_budget():
     assert np.median([G(c) for c in cs]) <= 1.1 * G(cstar)
 
 
+def test_private_sgd_noise_multiplier_and_average():
+    N = _dataset(9, n=150, d=6)
+    l1, l2 = _norms(N)
+    kw = dict(d=6, sigma=2.0, C_max=2 * l2.max(), s=6.0, epsilon_prime=0.5, delta_prime=1e-3, steps=400)
+    n, T = l1.size, 400
+    L = math.sqrt(6.0) + 6 * 2.0 * math.sqrt(2 / math.pi) / n
+    z_bassily = math.sqrt(32 * T * math.log(n / 1e-3) * math.log(1 / 1e-3)) / 0.5 / n
+    # the closed-form calibration is noise_multiplier = sigma_sgd / (n L)
+    a = ct.private_threshold_sgd(l1, l2, rng=3, **kw)
+    b = ct.private_threshold_sgd(l1, l2, rng=3, noise_multiplier=z_bassily, **kw)
+    assert abs(a - b) <= 1e-9 * max(1.0, abs(a))
+    # average=True returns the mean of the second half of the same iterates
+    kw_small = dict(kw, steps=7)
+    avg = ct.private_threshold_sgd(l1, l2, rng=5, average=True, **kw_small)
+    # the path, recomputed step by step from the same draws
+    gen = np.random.default_rng(5)
+    M = 6 * 2.0 * math.sqrt(2 / math.pi)
+    r = np.where(l2 > 0, np.minimum(l1 / np.where(l2 > 0, l2, 1.0), math.sqrt(6.0)), 0.0)
+    var = 32 * L * L * 7 * math.log(n / 1e-3) * math.log(1 / 1e-3) / 0.25
+    users, noise = gen.integers(0, n, size=7), gen.normal(0.0, math.sqrt(var), size=7)
+    c, path = 0.5 * kw["C_max"], []
+    for t in range(7):
+        g = M - (n * r[users[t]] if l2[users[t]] > c else 0.0) + noise[t]
+        c = min(max(c - kw["C_max"] / math.sqrt((t + 1) * (n * n * L * L + var)) * g, 0.0), kw["C_max"])
+        path.append(c)
+    assert abs(path[-1] - ct.private_threshold_sgd(l1, l2, rng=5, **kw_small)) <= 1e-9 * kw["C_max"]
+    assert abs(avg - np.mean(path[3:])) <= 1e-9 * kw["C_max"]
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        ct.private_threshold_sgd(l1, l2, rng=0, noise_multiplier=0.0, **kw)
+    with pytest.raises(ValueError, match="average"):
+        ct.private_threshold_sgd(l1, l2, rng=0, average="yes", **kw)
+
+
 # ---------------------------------------------------------------------------
 # Algorithm 3 and 4
 # ---------------------------------------------------------------------------
@@ -539,7 +572,7 @@ def test_other_validation():
 
 
 # ---------------------------------------------------------------------------
-# baselines of seed 004, Sec. 7.1: Huang et al. l2 quantile, DP-M-quantile by noisy GD
+# baselines of Liu et al. 2023, Sec. 7.1: Huang et al. l2 quantile, DP-M-quantile by noisy GD
 # ---------------------------------------------------------------------------
 
 

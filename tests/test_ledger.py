@@ -21,8 +21,6 @@ LEDGER = load_ledger()
 # being reclassified one by one (each needs its investigation), and no new entry may use it.
 LEGACY = ("not reproducible",)
 LEGACY_IDS = {
-    "S4-Fig2",
-    "S4-Fig6",
 }
 
 # What a ledger entry must say besides its verdict, by verdict.

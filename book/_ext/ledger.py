@@ -131,7 +131,10 @@ class ClaimsLedger(_TableDirective):
             "  - Method",
             "  - Chapter",
         ]
+        std = self.env.get_domain("std")
         for c in claims:
+            # each claim is a searchable object of the site: searching its id finds its row first
+            std.note_object("claim", c["id"], row_anchor(c["id"]), location=self.get_location())
             verdict = f"**{c['verdict']}**"
             if c.get("erratum"):
                 verdict += f" ({{ref}}`erratum <{c['erratum']['label']}>`)"
@@ -191,6 +194,8 @@ class ClaimsCoverage(_TableDirective):
         coverage = load_coverage()
         for prefix in coverage:
             self.env.note_dependency(str(COVERAGE_DIR / f"{prefix}.yml"))
+        if not coverage:
+            return self._parse(["No paper has a coverage list yet."])
         out = [
             "```{list-table} Coverage of each paper",
             ":header-rows: 1",
@@ -340,7 +345,17 @@ def _ledger_assets(app, pagename, templatename, context, doctree):
     app.add_js_file("ledger.js")
 
 
+def _claim_object_type(app):
+    """Claims as objects of the standard domain, searched before any page text."""
+    from sphinx.domains import ObjType
+
+    app.add_object_type("claim", "claim", objname="ledger claim")
+    # search priority 0 ("important"): an id typed in the search box finds the ledger row first
+    app.registry.domain_object_types["std"]["claim"] = ObjType("ledger claim", "claim", searchprio=0)
+
+
 def setup(app):
+    _claim_object_type(app)
     app.connect("config-inited", _add_static_path)
     app.connect("html-page-context", _ledger_assets)
     app.connect("env-get-outdated", _always_reread)

@@ -32,7 +32,7 @@ def output_perturbation_threshold(
     lam: float | None = None,
     project: bool = True,
 ) -> float:
-    r"""Algorithm 2 of seed 004: private threshold by output perturbation (ε'-DP).
+    r"""Algorithm 2 of Liu et al. 2023: private threshold by output perturbation (ε'-DP).
 
     :math:`\lambda = 2\sqrt{2s}/(C_m\sqrt{n\varepsilon'})`, :math:`\Delta = 4\sqrt s/(\lambda n)`,
     :math:`C_{output} = C' + \mathrm{Lap}(\Delta/\varepsilon')` with C' from
@@ -80,8 +80,10 @@ def private_threshold_sgd(
     delta_prime: float,
     steps: int | None = None,
     rng=None,
+    noise_multiplier: float | None = None,
+    average: bool = False,
 ) -> float:
-    r"""Private estimate of C* by noisy SGD (Bassily, Smith & Thakurta 2014, Alg. 1); seed 004, Cor. 4.4.
+    r"""Private estimate of C* by noisy SGD (Bassily, Smith & Thakurta 2014, Alg. 1); Liu et al. 2023, Cor. 4.4.
 
     Per-user loss :math:`\ell_i(C) = f_i(C) + MC/n` with the ratio
     :math:`\|N_i\|_1/\|N_i\|_2` capped at :math:`\sqrt s`, so that
@@ -95,6 +97,13 @@ def private_threshold_sgd(
     :math:`\eta_t = C_m/\sqrt{t(n^2L^2 + \sigma_{sgd}^2)}`. Returns the last
     iterate. The privacy proof (sampling amplification + advanced composition)
     is theirs; this is a floating-point simulation.
+
+    ``noise_multiplier`` z replaces their closed-form calibration by
+    :math:`\sigma_{sgd} = z\,nL` (z from a tighter accountant of the same
+    one-user-per-step sampling; ε' and δ' are then not used for the noise), and
+    ``average=True`` returns the mean of the iterates
+    :math:`C_{\lfloor T/2\rfloor+1}, \dots, C_T` instead of the last one
+    (post-processing). Both default to Bassily et al.'s choices.
 
     Examples
     --------
@@ -117,16 +126,24 @@ def private_threshold_sgd(
     M = dd * sig * math.sqrt(2.0 / math.pi)
     L = math.sqrt(ss) + M / n
     r = np.where(l2 > 0, np.minimum(l1 / np.where(l2 > 0, l2, 1.0), math.sqrt(ss)), 0.0)
-    var = 32.0 * L * L * T * math.log(max(n / dp, math.e)) * math.log(1.0 / dp) / ep**2
+    if noise_multiplier is None:
+        var = 32.0 * L * L * T * math.log(max(n / dp, math.e)) * math.log(1.0 / dp) / ep**2
+    else:
+        var = (check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True) * n * L) ** 2
+    if not isinstance(average, bool | np.bool_):
+        raise ValueError(f"average must be True or False; got {average!r}")
     users = gen.integers(0, n, size=T)
     noise = gen.normal(0.0, math.sqrt(var), size=T)
     denom = n * n * L * L + var
     c = 0.5 * cm
+    half, tail = T // 2, 0.0
     for t in range(T):
         i = users[t]
         grad = n * (M / n - (r[i] if l2[i] > c else 0.0)) + noise[t]
         c = min(max(c - cm / math.sqrt((t + 1) * denom) * grad, 0.0), cm)
-    return float(c)
+        if t >= half:
+            tail += c
+    return float(tail / (T - half)) if average else float(c)
 
 
 def private_quantile_gd(
@@ -134,7 +151,7 @@ def private_quantile_gd(
 ) -> float:
     r"""(ε, δ)-DP estimate of the ``rank``-th largest value by noisy gradient descent (Andrew et al. 2021, Sec. 2).
 
-    The private "DP-M-quantile" of seed 004, Sec. 7.1, which the paper estimates
+    The private "DP-M-quantile" of Liu et al. 2023, Sec. 7.1, which the paper estimates
     "by gradient descent with differential privacy" after Andrew et al. With
     target fraction :math:`\gamma = (n - \mathrm{rank} + \frac12)/n` of values at
     or below the threshold, each step releases the count below the current
@@ -148,7 +165,7 @@ def private_quantile_gd(
     exactly like one with noise :math:`\sigma_b/\sqrt T`, so
     :math:`\sigma_b = \sqrt T\,\sigma(\varepsilon, \delta)` with σ the analytic
     Gaussian calibration (:func:`fedfreq.accounting.gaussian_sigma`). ``n`` is
-    treated as public (replacement neighbours, seed 004's Definition 3.1). The
+    treated as public (replacement neighbours, Liu et al.'s (2023) Definition 3.1). The
     output is the geometric mean of the second half of the iterates
     (post-processing). ``init`` must not depend on the data.
 
