@@ -149,11 +149,15 @@ def _one_sided_epsilon(lp: np.ndarray, lq: np.ndarray, delta: float) -> float:
     np.logaddexp.at(gq, inv, lq)
     J = int(np.count_nonzero(u > 0))
 
+    group_loss = gp - gq  # equals u up to the rounding of the grouped sums
+
     def delta_at(eps: float) -> float:  # delta(eps) from the groups with loss > eps, in log space
-        sel = u > eps
+        # a group whose summed loss rounds to at most eps contributes nothing (log1mexp of a
+        # non-negative number would be NaN, and a NaN would silently misdirect the search)
+        sel = (u > eps) & (group_loss > eps)
         if not sel.any():
             return inf_mass
-        return inf_mass + float(np.exp(special.logsumexp(gp[sel] + log1mexp(eps + gq[sel] - gp[sel]))))
+        return inf_mass + float(np.exp(special.logsumexp(gp[sel] + log1mexp(eps - group_loss[sel]))))
 
     if J == 0 or delta_at(0.0) <= delta:
         return 0.0

@@ -50,7 +50,6 @@ FAILS = (
     "not checkable",
 )
 VERDICTS = HOLDS + FAILS
-_LEGACY = ("not reproducible",)  # being migrated to the verdicts above
 _ID = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Za-z0-9.]+)+$")
 #: Where a chapter's page finds the claims ledger in the built book.
 LEDGER_URL = "../book/claims_ledger.html"
@@ -158,7 +157,7 @@ def check_claim(
     """
     if not isinstance(claim_id, str) or not _ID.match(claim_id):
         raise ValueError(f"claim_id must look like 'S0-L3' or 'F-GAUSS-RDP'; got {claim_id!r}")
-    if verdict not in HOLDS + _LEGACY:
+    if verdict not in HOLDS:
         raise ValueError(f"verdict must be one of {HOLDS}; got {verdict!r}")
     if otherwise is not None and otherwise not in FAILS:
         raise ValueError(f"otherwise must be one of {FAILS} or None; got {otherwise!r}")

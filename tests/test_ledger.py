@@ -17,12 +17,6 @@ from ledger import ERRATUM_KINDS, SOURCES, ledger_files, load_ledger, row_anchor
 
 LEDGER = load_ledger()
 
-# The verdict "not reproducible" predates the vocabulary of fedfreq.claims; its entries are
-# being reclassified one by one (each needs its investigation), and no new entry may use it.
-LEGACY = ("not reproducible",)
-LEGACY_IDS = {
-}
-
 # What a ledger entry must say besides its verdict, by verdict.
 REASON_FIELDS = {
     "verified with correction": ("erratum",),
@@ -60,13 +54,11 @@ def test_ledger_entries_are_well_formed():
         for key in ("id", "source", "statement", "method", "verdict"):
             assert c.get(key), f"{c.get('id')}: missing {key}"
         assert c["id"].split("-")[0] in SOURCES, f"{c['id']}: unknown source prefix"
-        assert c["verdict"] in VERDICTS + LEGACY, f"{c['id']}: verdict {c['verdict']!r} is not one of {VERDICTS}"
+        assert c["verdict"] in VERDICTS, f"{c['id']}: verdict {c['verdict']!r} is not one of {VERDICTS}"
         for key in REASON_FIELDS.get(c["verdict"], ()):
             assert c.get(key), f"{c['id']}: a claim whose verdict is {c['verdict']!r} needs the field {key!r}"
         if c["verdict"] == "refuted":
             assert c["erratum"]["kind"] == "error", f"{c['id']}: a refuted claim's erratum is an error"
-        if c["verdict"] in LEGACY:
-            assert c["id"] in LEGACY_IDS, f"{c['id']}: use one of {VERDICTS}, not {c['verdict']!r}"
         if c.get("verdict_full"):
             assert c["verdict_full"] in VERDICTS, f"{c['id']}: verdict_full {c['verdict_full']!r}"
         if c.get("erratum"):

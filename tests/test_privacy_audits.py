@@ -576,6 +576,26 @@ def test_exact_epsilon_inverts_the_hockey_stick():
         ) == pytest.approx(audit.hockey_stick(lp, lq, e), rel=1e-9, abs=1e-15)
 
 
+def test_exact_epsilon_with_many_ties_in_the_privacy_loss():
+    """Binned Laplace counts: thousands of outcomes share the largest loss 2C/b up to
+    rounding, and grouping them must not produce a NaN that misdirects the search. The
+    pair moved by a public constant (1000) is the same pair and must give the same eps,
+    and eps must sit where the hockey stick crosses delta (counterexample: 1.656 had been
+    returned for 1000, where delta(1.656) = 0.084)."""
+    C, b, delta = 8.0, 8.0, 1e-4
+    results = []
+    for base in (0.0, 1000.0):
+        edges = np.unique(np.r_[np.linspace(-10 * b, C + 10 * b, 161), 0.0, C]) + base
+        low, high = (audit.binned_laplace_logpmf(loc, b, edges) for loc in (base, base + C))
+        P, Q = audit.product_logpmf(high, low), audit.product_logpmf(low, high)
+        e = audit.exact_epsilon(P, Q, delta)
+        assert audit.hockey_stick(P, Q, e) <= delta * (1 + 1e-9)
+        assert audit.hockey_stick(P, Q, e - 1e-6) > delta
+        results.append(e)
+    assert results[0] == pytest.approx(results[1], rel=1e-9)
+    assert 2 * C / b - 0.01 < results[0] < 2 * C / b  # just below the largest loss, 2C/b
+
+
 def test_gaussian_tools_match_the_accountant():
     for mu in (0.1, 1.0, 3.0):
         for eps in (0.0, 0.5, 2.0):

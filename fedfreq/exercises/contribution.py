@@ -13,10 +13,17 @@ from ..contribution import (
     clipped_poisson_mean,
     gaussian_threshold,
     threshold_objective,
+    unbounded_threshold,
 )
 from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, not_yet, passed
 
-__all__ = ["check_clipped_poisson_inverse", "check_gaussian_threshold", "check_rand_clip"]
+__all__ = [
+    "check_clipped_poisson_inverse",
+    "check_clipped_poisson_mean",
+    "check_gaussian_threshold",
+    "check_rand_clip",
+    "check_unbounded_release",
+]
 
 
 def check_clipped_poisson_inverse(
@@ -176,3 +183,135 @@ def check_rand_clip(
     if not np.array_equal(small, [1, 2, 0, 0, 0]):
         return not_yet("a user with at most C items must keep all of them")
     return passed(f"sizes, bounds and unbiasedness ({k} draws, 4 standard errors) all check out")
+
+
+def check_clipped_poisson_mean(
+    func: Callable[[float, int], float],
+    *,
+    trials: int = 200,
+    rng: np.random.Generator | int | None = 0,
+) -> CheckResult:
+    r"""Self-check for the exercise "compute h stably": does ``func(lam, C)`` return
+    :math:`h(\lambda) = \mathbb E\min(\mathrm{Poi}(\lambda), C)` to 1e-9 relative?
+
+    Compares with :func:`fedfreq.contribution.clipped_poisson_mean` on eight fixed hard
+    cases (λ far below C, where the textbook sum cancels; λ and C in the thousands,
+    where factorials overflow) and on ``trials`` random pairs (λ log-uniform on
+    [1e-8, 1e4], C log-uniform on [1, 2000]). Deterministic: a correct, stable
+    implementation has no false fails. The message names the regime that fails, never
+    the expected value nor the size or sign of the error.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> def h(lam, C):
+    ...     return lam * stats.poisson.cdf(C - 2, lam) + C * stats.poisson.sf(C - 1, lam)
+    >>> check_clipped_poisson_mean(h).passed
+    True
+    """
+    k = check_int("trials", trials, low=1, high=MAX_TRIALS, reason="the checker runs your code that many times")
+    gen = as_generator(rng)
+    hard = [(1e-8, 1000), (1e-6, 3), (0.5, 1), (3.0, 1), (50.0, 50), (1e4, 1000), (1e4, 20), (200.0, 230)]
+    lam = np.exp(gen.uniform(math.log(1e-8), math.log(1e4), size=k))
+    cs = np.floor(np.exp(gen.uniform(0.0, math.log(2000.0), size=k))).astype(int)
+    cases = hard + [(float(a), int(c)) for a, c in zip(lam, cs, strict=True)]
+    for a, c in cases:
+        try:
+            got = float(attempt(func, a, c))
+        except StudentError as err:
+            return err.result
+        except (TypeError, ValueError):
+            return not_yet("your function must return one number per call")
+        ref = float(clipped_poisson_mean(a, c))
+        if not math.isfinite(got) or abs(got - ref) > 1e-9 * ref + 1e-300:
+            if a < c / 10:
+                where = "lambda is much smaller than C (look for cancellation between nearly equal terms)"
+            elif a > 10 * c:
+                where = "lambda is much larger than C (look for overflow or underflow of Poisson terms)"
+            else:
+                where = "lambda and C are comparable (check the formula itself, and C = 1)"
+            return not_yet(
+                f"for lambda = {a:.3g}, C = {c} your value is not accurate to 1e-9 relative; "
+                f"this is a case where {where}"
+            )
+    return passed(f"h(lambda) accurate to 1e-9 relative on {len(cases)} pairs (lambda, C), hard cases included")
+
+
+def check_unbounded_release(
+    func: Callable[[np.ndarray, np.ndarray, int, float, float, np.random.Generator], np.ndarray],
+    *,
+    trials: int = 3000,
+    rng: np.random.Generator | int | None = 0,
+) -> CheckResult:
+    r"""Self-check for the exercise "the release step of Algorithm 3":
+    ``func(hbar, Nbar, C, epsilon, delta, rng)`` returns the published histogram.
+
+    ``hbar`` holds the clipped sums :math:`\bar h_j`, ``Nbar`` the true totals; the answer
+    must add Laplace noise of scale C/ε to the items with :math:`\overline N_j > 0` and
+    publish :math:`\bar h_j + Z_j` only above the threshold t of Algorithm 3. In two
+    settings of (C, ε, δ), each with ``trials`` calls, the checker requires an item no
+    user holds to be published as exactly 0 (deterministic), and runs five z-tests at
+    4.5 standard errors (CLT): the publication frequencies of three items whose clipped
+    sums lie below or near t, and the mean and the variance of an item far above t (its
+    chance of being withheld, below 3e-5, moves the mean by under 0.02 standard errors).
+    A correct release fails with probability at most 10 · 2(1 − Φ(4.5)) ≈ 6.8e-5 on a
+    random seed. The messages say which property fails, never the threshold or the
+    scale, and read the same whichever side of the answer an attempt lies.
+
+    Examples
+    --------
+    >>> from fedfreq.contribution import unbounded_threshold
+    >>> def release(hbar, Nbar, C, epsilon, delta, rng):
+    ...     t = unbounded_threshold(C, epsilon=epsilon, delta=delta)
+    ...     noisy = hbar + rng.laplace(0.0, C / epsilon, size=hbar.size)
+    ...     return np.where((Nbar > 0) & (noisy > t), noisy, 0.0)
+    >>> check_unbounded_release(release).passed
+    True
+    """
+    k = check_int("trials", trials, low=200, high=MAX_TRIALS, reason="the checker runs your code that many times")
+    gen = as_generator(rng)
+    z = 4.5
+    for c, eps, delta in ((4, 1.0, 1e-3), (2, 0.5, 1e-2)):
+        t = unbounded_threshold(c, epsilon=eps, delta=delta)
+        b = c / eps
+        hbar = np.array([0.0, t - 2.6 * b, t - 1.1 * b, t - 0.1 * b, t + 11.0 * b])
+        hbar = np.floor(hbar)
+        Nbar = np.concatenate([[0.0], hbar[1:] + c])
+        out = np.empty((k, hbar.size))
+        try:
+            for i in range(k):
+                row = np.asarray(attempt(func, hbar.copy(), Nbar.copy(), c, eps, delta, gen), dtype=float)
+                if row.shape != hbar.shape:
+                    return not_yet("return one published count per item, an array the shape of hbar")
+                out[i] = row
+        except StudentError as err:
+            return err.result
+        except (TypeError, ValueError):
+            return not_yet("return one published count per item, an array the shape of hbar")
+        if not np.all(np.isfinite(out)):
+            return not_yet("some published counts are not finite numbers")
+        if np.any(out[:, 0] != 0):
+            return not_yet(
+                "an item that no user holds must never be published: Algorithm 3 adds noise only to items "
+                "with Nbar_j > 0"
+            )
+        for j in (1, 2, 3):
+            p = 0.5 * math.exp(-(t - hbar[j]) / b)
+            freq = float(np.mean(out[:, j] != 0))
+            if abs(freq - p) > z * math.sqrt(p * (1 - p) / k):
+                return not_yet(
+                    f"with C = {c}, epsilon = {eps}, delta = {delta}, items whose clipped sum lies below or near the "
+                    "release threshold are published with the wrong frequency: check the threshold and the noise"
+                )
+        far = out[:, 4]
+        if abs(far.mean() - hbar[4]) > z * math.sqrt(2 * b * b / k):
+            return not_yet(
+                f"with C = {c}, epsilon = {eps}, the published count of an item far above the threshold is "
+                "biased: the noise must be centred at 0 and added to the clipped sum"
+            )
+        if abs(far.var(ddof=1) - 2 * b * b) > z * math.sqrt(20 * b**4 / k):
+            return not_yet(
+                f"with C = {c}, epsilon = {eps}, the spread of the published count of an item far above the "
+                "threshold does not match Algorithm 3's noise: check its law and its scale"
+            )
+    return passed(f"publication frequencies, mean and spread match Algorithm 3 in 2 settings ({k} calls each)")

@@ -9,9 +9,9 @@ import numpy as np
 
 from .._rng import as_generator
 from .._validation import check_int, check_real
-from ._result import MAX_TRIALS, CheckResult
+from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, not_yet, passed
 
-__all__ = ["check_rr_debias", "check_gaussian_budget"]
+__all__ = ["check_rr_debias", "check_gaussian_budget", "check_rdp_conversion"]
 
 
 def check_rr_debias(
@@ -119,3 +119,69 @@ def check_gaussian_budget(value: float, *, sigma: float, k: int, delta: float) -
         "epsilons), the conversion formula term by term, and the minimum over the whole grid "
         "of orders.",
     )
+
+
+def check_rdp_conversion(convert: Callable[[np.ndarray, np.ndarray, float], float]) -> CheckResult:
+    r"""Self-check for the exercise "implement the RDP to (ε, δ) conversion".
+
+    ``convert(orders, rdp, delta)`` receives a 1-D grid of Rényi orders (all > 1), the
+    RDP values ε(λ) of a mechanism on that grid and a target δ ∈ (0, 1), and must
+    return the ε of the conversion of Lemma 3 of the OcPBM paper, as corrected in the
+    chapter on foundations (minimised over the orders given). The checker runs six
+    curves — Gaussian, Laplace, composed randomized response and cPBM, on fine and on
+    coarse grids of orders — and compares each answer with
+    :func:`fedfreq.accounting.rdp_to_dp` to 1e-9 relative (an exact check: a correct
+    conversion never fails). A wrong value gets the same message whether it is too
+    small or too large.
+
+    Examples
+    --------
+    >>> from fedfreq.accounting import rdp_to_dp
+    >>> print(check_rdp_conversion(lambda o, r, d: rdp_to_dp(o, r, d)[0]))
+    PASS: ...
+    >>> print(check_rdp_conversion(lambda o, r, d: float(np.min(r + np.log(1 / d) / (o - 1)))))
+    NOT YET: ...
+    """
+    from ..accounting import (
+        DEFAULT_ORDERS,
+        compose_rdp,
+        cpbm_rdp,
+        rdp_gaussian,
+        rdp_laplace,
+        rdp_randomized_response,
+        rdp_to_dp,
+    )
+
+    coarse = np.array([1.5, 2.0, 3.0, 5.0, 8.0, 16.0, 32.0, 64.0])
+    rr = rdp_randomized_response(DEFAULT_ORDERS, epsilon=0.5)
+    cases = [
+        ("a Gaussian mechanism (sigma = 2)", DEFAULT_ORDERS, rdp_gaussian(DEFAULT_ORDERS, sigma=2.0), 1e-6),
+        ("a Gaussian mechanism (sigma = 0.8), coarse grid", coarse, rdp_gaussian(coarse, sigma=0.8), 1e-3),
+        ("a Laplace mechanism (scale 1)", DEFAULT_ORDERS, rdp_laplace(DEFAULT_ORDERS, scale=1.0), 1e-5),
+        ("20-fold randomized response", DEFAULT_ORDERS, compose_rdp(*([rr] * 20)), 1e-5),
+        (
+            "a cPBM (n = 1e4, m = 30, D = 100)",
+            DEFAULT_ORDERS,
+            cpbm_rdp(DEFAULT_ORDERS, n=10_000, theta=0.2, m=30, dim=100),
+            1e-4,
+        ),
+        ("a cPBM on the coarse grid", coarse, cpbm_rdp(coarse, n=1000, theta=0.25, m=8, dim=10), 1e-8),
+    ]
+    for i, (what, orders, curve, delta) in enumerate(cases, 1):
+        try:
+            value = attempt(convert, orders.copy(), np.array(curve, dtype=float), delta)
+            value = float(np.asarray(value, dtype=float))
+        except StudentError as err:
+            return err.result
+        except (TypeError, ValueError):
+            return not_yet(f"case {i}: the conversion must return one number (epsilon)")
+        if not math.isfinite(value):
+            return not_yet(f"case {i}: the conversion must return a finite number; got {value!r}")
+        target, _ = rdp_to_dp(orders, curve, delta)
+        if not math.isclose(value, target, rel_tol=1e-9, abs_tol=1e-12):
+            return not_yet(
+                f"case {i} of {len(cases)} ({what}, delta = {delta:g}): this is not the epsilon of the "
+                "conversion. Check each term for one order (the logarithm's argument, the term with "
+                "log(1 - 1/lambda), the division by lambda - 1), then the minimum over every order given."
+            )
+    return passed(f"your conversion agrees with the accountant on all {len(cases)} curves (to 1e-9 relative)")

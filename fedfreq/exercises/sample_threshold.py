@@ -1,14 +1,16 @@
-"""Checker for the exercise on simulating the omission probability of sample-and-threshold."""
+"""Checkers for the exercises on sample-and-threshold: the omission probability and the
+exact δ."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from .._validation import check_int, check_real
-from ..sample_threshold import omission_probability
-from ._result import CheckResult, not_yet, passed
+from ..sample_threshold import delta_exact, delta_exact_profile, omission_probability
+from ._result import CheckResult, StudentError, attempt, not_yet, passed
 
-__all__ = ["check_omission_estimate"]
+__all__ = ["check_omission_estimate", "check_exact_delta"]
 
 
 def check_omission_estimate(estimate: float, *, W: int, sampling_rate: float, tau: int, trials: int) -> CheckResult:
@@ -39,3 +41,82 @@ def check_omission_estimate(estimate: float, *, W: int, sampling_rate: float, ta
         "Check that a count equal to tau is published (only counts below tau are suppressed) and "
         "that each copy is sampled independently with probability sampling_rate."
     )
+
+
+def check_exact_delta(delta: Callable[[float, float, int], float]) -> CheckResult:
+    r"""Self-check for the exercise on computing the exact δ of sample-and-threshold.
+
+    The student writes ``delta(sampling_rate, epsilon, tau) -> float``: the smallest δ for
+    which sample-and-threshold is :math:`(\varepsilon, \delta)`-DP under add/remove-one,
+    the supremum over the number of copies :math:`k \ge 1` of the hockey-stick
+    divergences between the published value of a bucket with :math:`k` copies and with
+    :math:`k - 1` copies, in both directions. It is compared with
+    :func:`fedfreq.sample_threshold.delta_exact` on eight settings (sampling rates from
+    0.05 to 0.7, both inside and outside Theorem 1's condition
+    :math:`p_s \le 1 - e^{-\varepsilon}`, thresholds 1 to 10) to a relative 1e-6.
+    Deterministic: a correct function never fails. A wrong value gets the same message
+    whether it is too small or too large; typical slips (the boundary count, the
+    suppressed output, the worst count) are named.
+
+    Examples
+    --------
+    >>> check_exact_delta(lambda p, eps, tau: 0.0).passed
+    False
+    """
+    cases = [
+        (0.2, 1.0, 1),
+        (0.1, 1.0, 5),
+        (0.05, 0.5, 3),
+        (0.2, 2.0, 10),
+        (0.5, 0.1, 4),
+        (0.7, 0.3, 8),
+        (0.3, 0.05, 6),
+        (0.105, 1.0, 8),
+    ]
+    got: list[float] = []
+    for i, (p, eps, tau) in enumerate(cases, 1):
+        try:
+            got.append(check_real("delta", attempt(delta, p, eps, tau), low=0.0, high=1.0))
+        except StudentError as err:
+            return err.result
+        except (TypeError, ValueError) as exc:
+            return not_yet(f"setting {i}: a delta is one number in [0, 1] ({exc})")
+
+    def matches(reference: Callable[[float, float, int], float], only: Callable[[int], bool] = lambda t: True) -> bool:
+        return all(
+            math.isclose(g, reference(p, eps, tau), rel_tol=1e-6, abs_tol=1e-300)
+            for g, (p, eps, tau) in zip(got, cases, strict=True)
+            if only(tau)
+        )
+
+    if matches(delta_exact):
+        return passed(f"your delta is the exact one in all {len(cases)} settings")
+    i = next(
+        j
+        for j, (g, (p, eps, tau)) in enumerate(zip(got, cases, strict=True))
+        if not math.isclose(g, delta_exact(p, eps, tau), rel_tol=1e-6, abs_tol=1e-300)
+    )
+    p, eps, tau = cases[i]
+    where = (
+        f"setting {i + 1} of {len(cases)} (sampling_rate={p}, epsilon={eps}, tau={tau}): your delta differs "
+        "from the exact one by more than a relative 1e-6"
+    )
+    # typical slips, named only when the whole function behaves that way (so that no single
+    # number can be probed for a hint)
+    if matches(lambda p, e, t: delta_exact(p, e, t + 1)) or matches(
+        lambda p, e, t: delta_exact(p, e, t - 1), only=lambda t: t > 1
+    ):
+        return not_yet(f"{where}. Check which counts are published: the case of a count equal to tau.")
+    if matches(lambda p, e, t: delta_exact(p, e, 1)):
+        return not_yet(
+            f"{where}. Check how suppressed counts are treated: the analyst sees one and the same output "
+            "for every count below tau."
+        )
+
+    def at_tau(p: float, e: float, t: int) -> float:
+        first = delta_exact_profile(p, e, t, [t])
+        return max(float(first["add"][0]), float(first["remove"][0]))
+
+    if matches(at_tau):
+        return not_yet(f"{where}. The worst number of copies k is not always the smallest one that can be published.")
+    return not_yet(f"{where}. Check the hockey-stick divergence and the supremum over the number of copies k.")

@@ -1,4 +1,5 @@
-"""Checkers for the exercises on count-sketch widths and the hybrid sketch decoder."""
+"""Checkers for the exercises on count-sketch widths, the hybrid sketch decoder and the noise
+of the private hybrid sketch."""
 
 from __future__ import annotations
 
@@ -7,20 +8,25 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import accounting
 from .._rng import as_generator
-from .._validation import check_int
+from .._validation import check_int, check_real
 from ..sketch import (
     decode_sketches,
+    dp_sketch_sigma,
     draw_sketch_hashes,
+    flat_frequencies,
+    geometric_frequencies,
     minimax_width,
     oracle_width,
     sketch_estimate,
+    sketch_sensitivity,
     sketch_vector,
     zipf_frequencies,
 )
 from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, not_yet, passed
 
-__all__ = ["check_width_rule", "check_hybrid_decoder"]
+__all__ = ["check_width_rule", "check_hybrid_decoder", "check_smallest_width", "check_dp_sketch_sigma"]
 
 
 def check_width_rule(
@@ -124,3 +130,149 @@ def check_hybrid_decoder(
                 hint = "check how a row's estimate reads the bucket and applies the sign of its round"
             return not_yet(f"mismatch with M={M}, L={L}, W={W}: {hint}")
     return passed("your decoder reproduces Algorithm 2 on every test instance")
+
+
+def _smallest_width(f: np.ndarray, tau: float) -> tuple[int, np.ndarray]:
+    """Smallest W >= 1 with E(W) <= tau, and tail[k] = sum_{i>k} (f*_i)^2 for k = 0..d."""
+    s = np.sort(f)[::-1] ** 2
+    tail = np.concatenate([np.cumsum(s[::-1])[::-1], [0.0]])
+    widths = np.arange(1, f.size + 1)
+    ok = tail[1:] <= tau**2 * widths
+    return int(widths[np.argmax(ok)]), tail
+
+
+def _is_smallest(w: int, tail: np.ndarray, tau: float) -> bool:
+    """``w`` meets E(w) <= tau and ``w - 1`` does not (up to a relative 1e-9 for ties)."""
+    d = tail.size - 1
+    meets = w >= d or tail[w] <= tau**2 * w * (1 + 1e-9)
+    below_fails = w == 1 or tail[min(w - 1, d)] > tau**2 * (w - 1) * (1 - 1e-9)
+    return bool(meets and below_fails)
+
+
+def check_smallest_width(
+    width: Callable[[np.ndarray, float], int],
+    *,
+    rng: np.random.Generator | int | None = 20260603,
+) -> CheckResult:
+    r"""Self-check for the exercise on the smallest width with :math:`E(W) \le \tau`.
+
+    The student writes ``width(freqs, tau) -> W``: the smallest integer :math:`W \ge 1`
+    with :math:`E(W) = \sqrt{\frac1W\sum_{i>W}(f^*_i)^2} \le \tau`, where
+    :math:`f^*` is ``freqs`` sorted in non-increasing order (Wu et al. 2023, proof of
+    Corollary 2.3). The checker evaluates it on twelve instances — Zipf, geometric and
+    flat vectors, and random Dirichlet vectors in random order drawn from ``rng`` — and
+    compares with the exact minimum (ties within a relative 1e-9 are accepted either
+    way). Deterministic: a correct function never fails. A wrong width gets the same
+    message whether it is too small or too large.
+
+    Examples
+    --------
+    >>> check_smallest_width(lambda freqs, tau: 1).passed
+    False
+    """
+    gen = as_generator(rng)
+    cases: list[tuple[np.ndarray, float]] = [
+        (zipf_frequencies(2000, 1.1), 0.01),
+        (zipf_frequencies(2000, 1.1), 0.002),
+        (zipf_frequencies(2000, 2.0), 0.003),
+        (geometric_frequencies(60), 0.001),
+        (flat_frequencies(300), 0.0123),
+        (flat_frequencies(300), 0.5),
+    ]
+    for conc, tau in ((0.05, 0.02), (0.3, 0.01), (1.0, 0.004), (3.0, 0.002), (0.1, 0.05), (1.0, 0.2)):
+        cases.append((gen.dirichlet(np.full(int(gen.integers(50, 800)), conc)), tau))
+    got: list[int] = []
+    for i, (f, tau) in enumerate(cases, 1):
+        try:
+            got.append(check_int("width", attempt(width, f.copy(), tau), low=1, high=10**9))
+        except StudentError as err:
+            return err.result
+        except (TypeError, ValueError) as exc:
+            return not_yet(f"instance {i}: a width is one positive integer ({exc})")
+    tails = [_smallest_width(f, tau)[1] for f, tau in cases]
+    wrong = [i for i, (w, t, (_, tau)) in enumerate(zip(got, tails, cases, strict=True)) if not _is_smallest(w, t, tau)]
+    if not wrong:
+        return passed(f"your width is the smallest with E(W) <= tau on all {len(cases)} instances")
+    i = wrong[0]
+    where = (
+        f"instance {i + 1} of {len(cases)} (d = {cases[i][0].size}, tau = {cases[i][1]:g}): your width is not "
+        "the smallest W with E(W) <= tau"
+    )
+
+    # typical slips, named only when the whole function behaves that way (so that no single
+    # number can be probed for a hint)
+    def everywhere(tail_of: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> bool:
+        return all(_is_smallest(w, tail_of(f, t), tau) for w, t, (f, tau) in zip(got, tails, cases, strict=True))
+
+    if everywhere(lambda f, t: np.concatenate([t[:1], t[:-1]])):
+        return not_yet(f"{where}. Check where the tail starts: E(W) sums the entries ranked strictly after W.")
+    if everywhere(lambda f, t: np.concatenate([np.cumsum((f**2)[::-1])[::-1], [0.0]])):
+        return not_yet(f"{where}. Your width depends on the order of the entries: E(W) uses the sorted frequencies.")
+    if all(w == oracle_width(f, tau) for w, (f, tau) in zip(got, cases, strict=True)):
+        return not_yet(f"{where}. Your width is the bracket of Eq. (2), an upper bound; find the smallest one.")
+    return not_yet(f"{where}. Check the definition of E(W) and that no smaller width also qualifies.")
+
+
+def check_dp_sketch_sigma(sigma: Callable[[float, float, int, int, int], float]) -> CheckResult:
+    r"""Self-check for the exercise on calibrating the noise of the private hybrid sketch.
+
+    The student writes ``sigma(epsilon, delta, rows, n, participations) -> float``, the
+    standard deviation of the Gaussian noise added to every entry of every round's
+    *normalised* sketch (counts divided by the round size ``n``) so that the release of
+    all rounds is :math:`(\varepsilon, \delta)`-DP under add/remove-one, when each client
+    takes part in ``participations`` rounds (Wu et al. 2023, Theorem 4.1 with its proof's
+    :math:`1/n`). On eleven designs with :math:`\varepsilon < 1`, :math:`\delta \le 10^{-3}`
+    the answer passes if the exact privacy profile of the Gaussian mechanism
+    (:func:`fedfreq.accounting.gaussian_delta`) meets δ and the noise is at most twice
+    the smallest valid one (the textbook calibration
+    :math:`\sqrt{2\ln(1.25/\delta)}\,\Delta/\varepsilon` passes). Deterministic: a correct
+    function never fails. Too much and too little noise get the same message; when one
+    parameter alone breaks the answer, the message names it.
+
+    Examples
+    --------
+    >>> check_dp_sketch_sigma(lambda eps, delta, rows, n, k: 1.0).passed
+    False
+    """
+    base = (0.5, 1e-6, 5, 1000, 1)
+    cases = [
+        base,
+        (0.5, 1e-6, 5, 20, 1),
+        (0.5, 1e-6, 5, 100_000, 1),
+        (0.5, 1e-6, 12, 1000, 1),
+        (0.5, 1e-6, 1, 1000, 1),
+        (0.5, 1e-6, 5, 1000, 4),
+        (0.5, 1e-6, 5, 1000, 10),
+        (0.1, 1e-9, 5, 1000, 1),
+        (0.9, 1e-3, 5, 1000, 1),
+        (0.3, 1e-4, 8, 500, 2),
+        (0.99, 1e-12, 16, 50_000, 3),
+    ]
+    names = ("epsilon", "delta", "rows", "n", "participations")
+    wrong = []
+    for i, (eps, delta, L, n, k) in enumerate(cases, 1):
+        try:
+            got = check_real("sigma", attempt(sigma, eps, delta, L, n, k), low=0.0, low_open=True)
+        except StudentError as err:
+            return err.result
+        except (TypeError, ValueError) as exc:
+            return not_yet(f"design {i}: a noise standard deviation is one positive number ({exc})")
+        sens = sketch_sensitivity(rows=L, n=n) * math.sqrt(k)
+        smallest = dp_sketch_sigma(eps, delta, rows=L, n=n, participations=k)
+        valid = accounting.gaussian_delta(eps, sensitivity=sens, sigma=got) <= delta * (1 + 1e-6)
+        if not (valid and got <= 2 * smallest):
+            wrong.append(i - 1)
+    if not wrong:
+        return passed(f"your noise is (epsilon, delta)-DP and not wasteful in all {len(cases)} designs")
+    eps, delta, L, n, k = cases[wrong[0]]
+    where = (
+        f"design {wrong[0] + 1} of {len(cases)} (epsilon={eps}, delta={delta:g}, rows={L}, n={n}, "
+        f"participations={k}): your sigma is outside the acceptable range (either the release is not "
+        "(epsilon, delta)-DP or the noise is more than twice what is needed)"
+    )
+    changed = [[nm for nm, a, b in zip(names, base, cases[j], strict=True) if a != b] for j in wrong]
+    singles = {c[0] for c in changed if len(c) == 1}
+    if 0 not in wrong and len(singles) == 1:
+        name = singles.pop()
+        return not_yet(f"{where}. It is right at the base design, so check how sigma scales with {name}.")
+    return not_yet(f"{where}. Check the l2 sensitivity of all released sketches and the Gaussian calibration.")
