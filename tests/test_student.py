@@ -67,12 +67,16 @@ def test_every_exercise_with_a_solution_is_found():
     assert labels and labels <= removed_labels, sorted(labels - removed_labels)
 
 
-def test_a_student_notebook_runs_before_any_exercise_is_answered(tmp_path):
-    nb = nbformat.read(ROOT / "notebooks" / "01_foundations.ipynb", as_version=4)
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_student_notebook_runs_before_any_exercise_is_answered(path, tmp_path):
+    """Each student notebook executes from top to bottom as handed out: no cell of the
+    chapter depends on a removed solution, and each answer cell runs unanswered."""
+    nb = nbformat.read(path, as_version=4)
     student, _ = make_student.student_notebook(nb, keep_outputs=False)
     os.environ.setdefault("PYTHONHASHSEED", "0")
     NotebookClient(
         student, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}
     ).execute()
     answers = [c for c in student.cells if c.cell_type == "code" and c.source.startswith("# Exercise ")]
-    assert answers and all(not any(o.get("output_type") == "error" for o in c.outputs) for c in answers)
+    assert answers, f"{path.stem}: no answer cells"
+    assert all(not any(o.get("output_type") == "error" for o in c.outputs) for c in answers)
