@@ -122,28 +122,27 @@ def check_kashin_representation(
 ) -> CheckResult:
     r"""Self-check for the exercise "Kashin's representation by truncation".
 
-        ``kashin(x, U, eta, nu, iterations)`` receives one vector ``x`` (shape (d,)), a tight
-        frame ``U`` (shape (d, D)) and the parameters of the truncation algorithm, and must
-        return the coefficients ``y`` (shape (D,)) after ``iterations`` truncation steps,
-        without absorbing the last residual. The checker runs 12 cases (two frames drawn
-        from ``rng``; a spike, a dense vector and a histogram; 1, 4 and 12 steps) and
-        tests, in this order: the shape; the reconstruction (:math:`\|x - Uy\|_2` no larger
-        than after the same number of steps of the algorithm); the flatness
-        (:math:`\|y\|_\infty \le K\|x\|_2/\sqrt D`, :math:`K = (1-\eta)^{-1}
-    u^{-1/2}`); and
-        finally agreement with :func:`fedfreq.kashin.kashin_representation` to 1e-9 of
-        :math:`\|x\|_2`. Deterministic, to rounding: a correct implementation never fails.
-        The messages name the property that fails, never the expected coefficients.
+    ``kashin(x, U, eta, nu, iterations)`` receives one vector ``x`` (shape (d,)), a tight
+    frame ``U`` (shape (d, D)) and the parameters of the truncation algorithm, and must
+    return the coefficients ``y`` (shape (D,)) after ``iterations`` truncation steps,
+    without absorbing the last residual. The checker runs 12 cases (two frames drawn
+    from ``rng``; a spike, a dense vector and a histogram; 1, 4 and 12 steps) and
+    tests, in this order: the shape; the reconstruction (:math:`\|x - Uy\|_2` no larger
+    than after the same number of steps of the algorithm); the flatness
+    (:math:`\|y\|_\infty \le K\|x\|_2/\sqrt D`, :math:`K = (1-\eta)^{-1}\nu^{-1/2}`); and
+    finally agreement with :func:`fedfreq.kashin.kashin_representation` to 1e-9 of
+    :math:`\|x\|_2`. Deterministic, to rounding: a correct implementation never fails.
+    The messages name the property that fails, never the expected coefficients.
 
-        Examples
-        --------
-        >>> from fedfreq.kashin import kashin_representation
-        >>> def mine(x, U, eta, nu, iterations):
-        ...     return kashin_representation(x, U, eta=eta, nu=nu, iterations=iterations, exact=False)
-        >>> print(check_kashin_representation(mine))
-        PASS: ...
-        >>> print(check_kashin_representation(lambda x, U, eta, nu, iterations: U.T @ x))
-        NOT YET: ...
+    Examples
+    --------
+    >>> from fedfreq.kashin import kashin_representation
+    >>> def mine(x, U, eta, nu, iterations):
+    ...     return kashin_representation(x, U, eta=eta, nu=nu, iterations=iterations, exact=False)
+    >>> print(check_kashin_representation(mine))
+    PASS: ...
+    >>> print(check_kashin_representation(lambda x, U, eta, nu, iterations: U.T @ x))
+    NOT YET: ...
     """
     gen = as_generator(rng)
     cases: list[tuple[np.ndarray, np.ndarray, float, float, int]] = []
