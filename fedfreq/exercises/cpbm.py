@@ -203,7 +203,7 @@ def check_cpbm_mse(
     ``mse(X, U, Y, C, theta, m)`` receives the users' histograms ``X`` (shape (n, d)),
     a tight frame ``U`` (shape (d, D)), the users' representations ``Y`` (shape (n, D),
     with ``X = Y @ U.T``), the clipping threshold and the cPBM parameters, and must
-    return :math:`\mathbb E\|ar x - \hat x\|_2^2` exactly (no simulation). The checker
+    return :math:`\mathbb E\|\bar x - \hat x\|_2^2` exactly (no simulation). The checker
     compares with the sum of :func:`fedfreq.cpbm.cpbm_error_terms` to 1e-9 relative on
     six cases drawn from ``rng``: in three of them C exceeds every norm (nobody is
     clipped, so only the noise counts), in three C is a quantile of the norms.
