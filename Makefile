@@ -2,6 +2,7 @@
 #   make book   build the HTML site into _build/html (executes every notebook)
 #   make test   everything CI runs (.ci/run calls exactly this)
 #   make serve  serve _build/html on http://127.0.0.1:8000
+#   make pdf    the whole book as one PDF, _build/pdf/book.pdf (not part of make test)
 SHELL := /bin/bash
 # sympy's printed forms can depend on Python's hash randomisation; fix it so that
 # re-executed notebooks reproduce their stored outputs exactly.
@@ -16,10 +17,10 @@ JBFLAGS := -n -W --keep-going
 SANITIZE := tests/nbval_sanitize.cfg
 PORT ?= 8000
 
-.PHONY: help venv mathjax chromium notebooks verify bench student assignments book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser serve full clean
+.PHONY: help venv mathjax chromium poppler pdf notebooks verify bench student assignments book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser serve full clean
 
 help:
-	@sed -n '2,5p' Makefile
+	@sed -n '2,6p' Makefile
 
 venv: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml
@@ -37,6 +38,10 @@ mathjax:
 chromium:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	@chromium --version
+
+poppler:
+	@command -v pdftoppm >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null; }
+	@pdftoppm -v 2>&1 | head -1
 
 ## Re-execute the chapter notebooks and store their outputs (authors run this after a change).
 notebooks: venv
@@ -76,6 +81,16 @@ book-stored: venv mathjax
 	mkdir -p _build
 	$(PY) scripts/stored_outputs_config.py _config.yml _build/config-stored.yml
 	$(JB) build . $(JBFLAGS) --config _build/config-stored.yml
+
+## The whole book as one PDF: a single-page build from the stored outputs (nothing is executed),
+## printed by headless Chromium into _build/pdf/book.pdf (and copied into _build/html/ if the site
+## is built), then checked by tests/test_pdf.py. PDFFLAGS=--no-strict keeps going on build warnings.
+PDFFLAGS ?=
+pdf: venv mathjax chromium poppler
+	@start=$$(date +%s); \
+	$(PY) scripts/make_pdf.py $(PDFFLAGS) && \
+	$(PY) -m pytest tests/test_pdf.py -q && \
+	echo "make pdf: _build/pdf/book.pdf, $$(pdfinfo _build/pdf/book.pdf | sed -n 's/^Pages: *//p') pages, in $$(( $$(date +%s) - start )) s"
 
 ## Lint (ruff), format check (ruff format; the chapters' code cells at 88 characters) and type check (mypy).
 LINTED := fedfreq tests scripts book/_ext

@@ -258,7 +258,9 @@ JS_MATH_STATE = """
 }
 """
 
-JS_IMAGES = """
+#: The start of a page function taking ``timeoutMs``: every image loaded eagerly, then a
+#: wait until each has loaded or failed (or the timeout); ``imgs`` holds them.
+JS_SETTLE_IMAGES = """
 async (timeoutMs) => {
   const imgs = Array.from(document.images);
   for (const img of imgs) { if (img.loading === "lazy") img.loading = "eager"; }
@@ -268,7 +270,11 @@ async (timeoutMs) => {
   });
   await Promise.race([Promise.all(imgs.map(settle)),
                       new Promise(r => setTimeout(r, timeoutMs))]);
-  const out = [];
+"""
+
+JS_IMAGES = (
+    JS_SETTLE_IMAGES
+    + """  const out = [];
   for (const img of imgs) {
     let decoded = img.naturalWidth > 0;
     if (!decoded && img.complete && (img.currentSrc || img.src)) {
@@ -280,6 +286,7 @@ async (timeoutMs) => {
   return out;
 }
 """
+)
 
 JS_LINKS = """
 () => {
