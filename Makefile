@@ -52,12 +52,15 @@ verify: venv
 	@test -n "$(CLAIM)" || { echo "usage: make verify CLAIM=<ledger id>, e.g. make verify CLAIM=S0-L3"; exit 2; }
 	$(PY) scripts/verify_claim.py $(CLAIM)
 
-## Paper-scale runs of every experiment (outputs go to _build/full, not into the book). A chapter
+## Paper-scale runs of every experiment (notebooks go to _build/full, not into the book). A chapter
 ## that fails or exceeds TIMEOUT seconds is reported and the run goes on; progress bars show in
 ## the terminal; _build/full/summary.json records each chapter's status, time and peak memory.
+## Then scripts/full_results.py stores the run's verdicts, tables and figures in book/full_scale/,
+## from which the page "Results at the papers' scale" is built.
 TIMEOUT ?= 1800
 full: venv
-	FEDFREQ_SCALE=full $(PY) scripts/execute_notebooks.py --output-dir _build/full --timeout $(TIMEOUT) $(NB)
+	status=0; FEDFREQ_SCALE=full $(PY) scripts/execute_notebooks.py --output-dir _build/full --timeout $(TIMEOUT) $(NB) || status=$$?; \
+	$(PY) scripts/full_results.py $(NB) && exit $$status
 
 ## The student edition: chapters without solutions (notebooks and site) into _build/student.
 student: venv mathjax

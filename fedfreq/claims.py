@@ -31,14 +31,28 @@ The verdicts
     says why the stand-in differs.
 ``not checkable``
     The statement cannot be checked (the ledger entry says why).
+
+At the papers' scale
+--------------------
+At ``FEDFREQ_SCALE=full`` a claim that does not hold where the chapter did not expect it
+does not stop the chapter: the cell prints ``<id>: does not hold at the papers' scale.
+<evidence>`` and the run goes on, so that one long run gives a verdict on every claim.
+When the environment variable ``FEDFREQ_CLAIM_LOG`` names a file (``make full`` sets it),
+every verdict is also appended to it as one JSON line (id, verdict, whether the statement
+held, evidence, scale); ``scripts/full_results.py`` turns these into the book's page of
+results at the papers' scale.
 """
 
 from __future__ import annotations
 
 import html
+import json
+import os
 import re
 
-__all__ = ["VERDICTS", "HOLDS", "FAILS", "ClaimFailed", "check_claim", "claim_slug"]
+from .scale import current_scale
+
+__all__ = ["VERDICTS", "HOLDS", "FAILS", "FULL_SCALE_FAILURE", "LOG_VAR", "ClaimFailed", "check_claim", "claim_slug"]
 
 #: Verdicts printed when the statement holds.
 HOLDS = ("verified", "verified with correction", "reproduced under another reading")
@@ -50,6 +64,11 @@ FAILS = (
     "not checkable",
 )
 VERDICTS = HOLDS + FAILS
+#: Printed at ``FEDFREQ_SCALE=full`` for a claim that does not hold where the chapter
+#: did not expect it (at the default scale that case raises :class:`ClaimFailed`).
+FULL_SCALE_FAILURE = "does not hold at the papers' scale"
+#: Environment variable naming a file that receives every verdict as a JSON line.
+LOG_VAR = "FEDFREQ_CLAIM_LOG"
 _ID = re.compile(r"^[A-Z][A-Z0-9]*(-[A-Za-z0-9.]+)+$")
 #: Where a chapter's page finds the claims ledger in the built book.
 LEDGER_URL = "../book/claims_ledger.html"
@@ -144,7 +163,8 @@ def check_claim(
     Raises
     ------
     ClaimFailed
-        If ``passed`` is false and ``otherwise`` is not given.
+        If ``passed`` is false and ``otherwise`` is not given, at the default scale (at
+        the papers' scale the line says the claim does not hold, and the run goes on).
     ValueError
         For a malformed id, an unknown verdict or a non-boolean ``passed``.
 
@@ -166,9 +186,24 @@ def check_claim(
     if not isinstance(evidence, str):
         raise ValueError(f"evidence must be a string; got {type(evidence).__name__}")
     evidence = " ".join(evidence.split())
+    scale = current_scale()
     if passed:
-        _emit(claim_id, verdict, evidence)
+        printed = verdict
     elif otherwise is not None:
-        _emit(claim_id, otherwise, evidence)
+        printed = otherwise
+    elif scale == "full":
+        printed = FULL_SCALE_FAILURE
     else:
         raise ClaimFailed(f"{claim_id}: CHECK FAILED. {evidence}")
+    _log(claim_id, printed, bool(passed), evidence, scale)
+    _emit(claim_id, printed, evidence)
+
+
+def _log(claim_id: str, verdict: str, passed: bool, evidence: str, scale: str) -> None:
+    """Append the verdict to the file named by ``FEDFREQ_CLAIM_LOG``, if set."""
+    target = os.environ.get(LOG_VAR, "").strip()
+    if not target:
+        return
+    record = {"id": claim_id, "verdict": verdict, "passed": passed, "evidence": evidence, "scale": scale}
+    with open(target, "a", encoding="utf-8") as stream:
+        stream.write(json.dumps(record) + "\n")

@@ -11,6 +11,12 @@ Usage::
     python scripts/execute_notebooks.py                # every chapter
     python scripts/execute_notebooks.py 01_foundations  # one chapter (or notebooks/01_foundations.md)
     FEDFREQ_SCALE=full python scripts/execute_notebooks.py --output-dir _build/full
+    python scripts/execute_notebooks.py --metadata-only 01_foundations  # no execution
+
+``--metadata-only`` copies the cells' metadata (tags, figure captions and alt text) from
+the sources into the stored notebooks without executing anything: a caption is not an
+output, so changing one need not re-run the chapter. It refuses a chapter whose stored
+cells no longer match its source.
 
 At ``FEDFREQ_SCALE=full`` the outputs differ from the stored ones, so an output
 directory outside ``notebooks/`` is required. Such a run (``make full``) keeps going:
@@ -48,6 +54,8 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from numeric_env import numeric_environment  # noqa: E402
+
+from fedfreq.claims import FULL_SCALE_FAILURE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
@@ -205,6 +213,11 @@ def execute(md_path: Path, out_dir: Path, *, keep_going: bool = False, timeout: 
 
     progress_file = Path(tempfile.mkstemp(prefix="fedfreq-progress-", suffix=".txt")[1])
     os.environ["FEDFREQ_PROGRESS"] = str(progress_file)
+    claim_log = out_dir / (md_path.stem + ".claims.jsonl")
+    if keep_going:  # every verdict of the run, for scripts/full_results.py
+        out_dir.mkdir(parents=True, exist_ok=True)
+        claim_log.write_text("")
+        os.environ["FEDFREQ_CLAIM_LOG"] = str(claim_log)
     relay, memory = _Relay(progress_file), _PeakMemory(client)
     client.on_cell_start = on_cell_start
     client.on_cell_complete = memory.sample
@@ -229,19 +242,49 @@ def execute(md_path: Path, out_dir: Path, *, keep_going: bool = False, timeout: 
         relay.join(timeout=5)
         memory.join(timeout=5)
         os.environ.pop("FEDFREQ_PROGRESS", None)
+        os.environ.pop("FEDFREQ_CLAIM_LOG", None)
         progress_file.unlink(missing_ok=True)
     nb = clean(nb)
     if status != "ok":
         mark_unfinished(nb, current["cell"], status, detail)
     out_dir.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out_dir / (md_path.stem + ".ipynb"))
-    return {
+    record = {
         "status": status,
         "detail": detail,
         "seconds": round(seconds, 1),
         "cells": sum(c.cell_type == "code" for c in nb.cells),
         "peak_rss_gb": round(memory.peak_kib / 2**20, 2),
     }
+    if keep_going:
+        verdicts = [json.loads(line) for line in claim_log.read_text().splitlines() if line.strip()]
+        record["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        record["claims"] = len(verdicts)
+        # claims the chapter expected to hold at the default scale that do not hold here
+        record["claims_not_holding"] = sorted(v["id"] for v in verdicts if v["verdict"] == FULL_SCALE_FAILURE)
+    return record
+
+
+def sync_metadata(md_path: Path) -> bool:
+    """Copy the cells' metadata of a chapter's source into its stored notebook.
+
+    Returns whether the stored notebook changed. Raises ``ValueError`` if its cells'
+    types or sources differ from the source's (then the chapter must be re-executed).
+    """
+    source = to_notebook(md_path)
+    path = NB_DIR / (md_path.stem + ".ipynb")
+    stored = nbformat.read(path, as_version=4)
+    if [(c.cell_type, c.source) for c in source.cells] != [(c.cell_type, c.source) for c in stored.cells]:
+        raise ValueError(f"{path.name} does not match {md_path.name}: re-execute the chapter")
+    changed = False
+    for new, old in zip(source.cells, stored.cells, strict=True):
+        meta = {k: v for k, v in new.metadata.items() if k != "execution"}
+        if meta != dict(old.metadata):
+            old.metadata = nbformat.NotebookNode(meta)
+            changed = True
+    if changed:
+        nbformat.write(stored, path)
+    return changed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -251,7 +294,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--timeout", type=float, default=1800, help="seconds allowed per chapter (default 1800 = 30 minutes)"
     )
+    parser.add_argument(
+        "--metadata-only",
+        action="store_true",
+        help="copy cell metadata (captions, tags) into the stored notebooks, executing nothing",
+    )
     args = parser.parse_args(argv)
+
+    if args.metadata_only:
+        sources = sorted(NB_DIR.glob("[0-9][0-9]_*.md"))
+        try:
+            sources = select(sources, args.names) if args.names else sources
+            for md in sources:
+                print(f"{md.stem}: {'metadata updated' if sync_metadata(md) else 'unchanged'}")
+        except ValueError as exc:
+            parser.error(str(exc))
+        return 0
 
     scale = os.environ.get("FEDFREQ_SCALE", "default")
     out_dir = args.output_dir.resolve()
@@ -282,20 +340,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         if rec["detail"]:
             print(f"    {rec['detail']}", flush=True)
+        if rec.get("claims_not_holding"):
+            print(f"    claims that do not hold: {', '.join(rec['claims_not_holding'])}", flush=True)
         measured[md.stem] = rec
 
     if out_dir == NB_DIR:
         record_times({k: {"seconds": v["seconds"], "cells": v["cells"]} for k, v in measured.items()}, scale)
         return 0
-    summary = {
-        "scale": scale,
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "python": platform.python_version(),
-        "total_seconds": round(time.perf_counter() - run_start, 1),
-        "chapters": measured,
-    }
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    write_summary(out_dir, measured, scale, time.perf_counter() - run_start)
     print(f"\n{'chapter':28} {'status':8} {'time (s)':>9} {'peak GB':>8}")
     for name, rec in measured.items():
         print(f"{name:28} {rec['status']:8} {rec['seconds']:9.1f} {rec['peak_rss_gb']:8.2f}")
@@ -324,6 +376,29 @@ def select(chapters: list[Path], names: list[str]) -> list[Path]:
         raise ValueError(f"no such chapter(s): {missing}")
     order = {p: i for i, p in enumerate(chapters)}
     return sorted(dict.fromkeys(chosen), key=lambda p: order.get(p, len(order)))
+
+
+def write_summary(out_dir: Path, measured: dict, scale: str, seconds: float) -> dict:
+    """Merge ``measured`` into ``<out_dir>/summary.json`` under a file lock and return it.
+
+    A run of some chapters updates their rows and keeps the others' (each row is dated),
+    so chapters may be run separately, even at the same time.
+    """
+    path = out_dir / "summary.json"
+    with open(out_dir / ".summary.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        previous = json.loads(path.read_text()) if path.is_file() else {}
+        chapters = {**previous.get("chapters", {}), **measured} if previous.get("scale") == scale else measured
+        summary = {
+            "scale": scale,
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+            "python": platform.python_version(),
+            "total_seconds": round(seconds, 1),
+            "chapters": dict(sorted(chapters.items())),
+        }
+        path.write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
 
 
 def record_times(measured: dict, scale: str) -> None:

@@ -13,6 +13,7 @@ from fedfreq import scale
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import bench  # noqa: E402
+import full_results  # noqa: E402
 
 
 def test_bench_quick_writes_its_table_between_the_markers(tmp_path):
@@ -148,3 +149,33 @@ def test_the_default_run_stops_at_the_first_failure_and_writes_nothing(execute_n
     with pytest.raises(CellExecutionError):
         execute_notebooks.execute(bad, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_full_scale_run_records_every_verdict_and_the_results_are_stored(execute_notebooks, monkeypatch, tmp_path):
+    """At FEDFREQ_SCALE=full a claim that does not hold is reported, the chapter goes on,
+    and scripts/full_results.py stores its verdicts, printed tables and figures."""
+    monkeypatch.setenv(scale.ENV_VAR, "full")
+    cells = (
+        "from fedfreq import check_claim\n"
+        'check_claim("F-ONE", passed=False, evidence="2 != 3")\n'
+        'check_claim("F-TWO", passed=True, evidence="1 == 1")\n'
+        'print("a | b\\n1 | 2\\n3 | 4")\n'
+        "import matplotlib.pyplot as plt\n"
+        "plt.plot([0, 1]); plt.show()"
+    )
+    chapter = _tiny(tmp_path / "99_demo.md", cells)
+    out = tmp_path / "out"
+    assert execute_notebooks.main(["--output-dir", str(out), "--timeout", "120", str(chapter)]) == 0
+    rec = json.loads((out / "summary.json").read_text())["chapters"]["99_demo"]
+    assert rec["status"] == "ok" and rec["claims"] == 2 and rec["claims_not_holding"] == ["F-ONE"]
+    monkeypatch.setattr(full_results, "DATA_DIR", tmp_path / "data")
+    monkeypatch.setattr(full_results, "FIG_DIR", tmp_path / "data" / "figures")
+    assert full_results.main(["--run-dir", str(out), "99_demo"]) == 0
+    stored = json.loads((tmp_path / "data" / "99_demo.json").read_text())
+    assert [(c["id"], c["passed"]) for c in stored["claims"]] == [("F-ONE", False), ("F-TWO", True)]
+    assert stored["claims"][0]["verdict"] == "does not hold at the papers' scale"
+    assert [t["text"] for t in stored["tables"]] == ["a | b\n1 | 2\n3 | 4"]
+    assert len(stored["figures"]) == 1
+    png = tmp_path / "data" / stored["figures"][0]["file"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert full_results.check(["99_demo"]) == []

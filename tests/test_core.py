@@ -71,7 +71,8 @@ def test_check_array():
         check_choice("design", "other", {"fresh", "shared"})
 
 
-def test_check_claim_prints_and_fails_loudly(capsys):
+def test_check_claim_prints_and_fails_loudly(capsys, monkeypatch):
+    monkeypatch.delenv(scale.ENV_VAR, raising=False)
     assert check_claim("S0-L3", passed=True, evidence="x  y", verdict="verified with correction") is None
     assert capsys.readouterr().out == "S0-L3: verified with correction. x y\n"
     with pytest.raises(ClaimFailed, match="S0-L3"):
@@ -83,6 +84,34 @@ def test_check_claim_prints_and_fails_loudly(capsys):
             check_claim("F-X", evidence="", **kwargs)
     with pytest.raises(ValueError, match="claim_id"):
         check_claim("lemma 3", passed=True, evidence="")
+
+
+def test_check_claim_at_the_papers_scale_reports_and_goes_on(capsys, monkeypatch, tmp_path):
+    import json
+
+    from fedfreq.claims import FULL_SCALE_FAILURE, LOG_VAR
+
+    log = tmp_path / "claims.jsonl"
+    monkeypatch.setenv(scale.ENV_VAR, "full")
+    monkeypatch.setenv(LOG_VAR, str(log))
+    check_claim("S0-L3", passed=False, evidence="off by 2")  # no exception at this scale
+    check_claim("S0-L4", passed=False, evidence="as expected", otherwise="refuted")
+    check_claim("S0-L5", passed=True, evidence="fine")
+    assert capsys.readouterr().out.splitlines() == [
+        f"S0-L3: {FULL_SCALE_FAILURE}. off by 2",
+        "S0-L4: refuted. as expected",
+        "S0-L5: verified. fine",
+    ]
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["id"], r["verdict"], r["passed"], r["scale"]) for r in records] == [
+        ("S0-L3", FULL_SCALE_FAILURE, False, "full"),
+        ("S0-L4", "refuted", False, "full"),
+        ("S0-L5", "verified", True, "full"),
+    ]
+    monkeypatch.delenv(scale.ENV_VAR)
+    with pytest.raises(ClaimFailed):  # the default scale still stops at once
+        check_claim("S0-L3", passed=False, evidence="off by 2")
+    assert len(log.read_text().splitlines()) == 3
 
 
 def test_scale_switch(monkeypatch):

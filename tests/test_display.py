@@ -97,3 +97,22 @@ def test_glue_rounds_before_storing(monkeypatch):
         glue("nan", float("nan"))
     with pytest.raises(ValueError, match="number, string, boolean or figure"):
         glue("arr", np.arange(3.0))
+
+
+def test_book_style_sets_a_colour_blind_safe_cycle_and_checks_its_sizes():
+    import matplotlib as mpl
+    import pytest
+
+    from fedfreq.display import PALETTE, book_style
+
+    saved = mpl.rcParams.copy()
+    try:
+        book_style(width=5, height=3)
+        assert list(mpl.rcParams["figure.figsize"]) == [5, 3]
+        assert mpl.rcParams["axes.prop_cycle"].by_key()["color"] == list(PALETTE)
+        assert len(set(PALETTE)) == len(PALETTE) == 8
+        for bad in (0, -1, 21, float("nan")):
+            with pytest.raises(ValueError, match="width"):
+                book_style(width=bad)
+    finally:
+        mpl.rcParams.update(saved)

@@ -59,8 +59,7 @@ def test_ledger_entries_are_well_formed():
             assert c.get(key), f"{c['id']}: a claim whose verdict is {c['verdict']!r} needs the field {key!r}"
         if c["verdict"] == "refuted":
             assert c["erratum"]["kind"] == "error", f"{c['id']}: a refuted claim's erratum is an error"
-        if c.get("verdict_full"):
-            assert c["verdict_full"] in VERDICTS, f"{c['id']}: verdict_full {c['verdict_full']!r}"
+        assert "verdict_full" not in c, f"{c['id']}: the verdict at the papers' scale comes from book/full_scale/"
         if c.get("erratum"):
             e = c["erratum"]
             for key in ("label", "title", "kind", "paper", "correction", "evidence"):

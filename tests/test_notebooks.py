@@ -75,6 +75,15 @@ class TestChapter:
         have = [(c["cell_type"], "".join(c["source"])) for c in self.load(md)["cells"]]
         assert have == want, "notebook out of sync with its .md source: run `make notebooks`"
 
+    def test_ipynb_metadata_matches_its_source(self, md):
+        """Tags, figure captions and alt text are read from the stored notebook."""
+        want = [{k: v for k, v in c.metadata.items() if k != "execution"} for c in jupytext.read(md).cells]
+        have = [c.get("metadata", {}) for c in self.load(md)["cells"]]
+        assert have == want, (
+            "cell metadata out of sync with the .md source: run "
+            f"`python scripts/execute_notebooks.py --metadata-only {md.stem}`"
+        )
+
     def test_all_code_cells_executed(self, md):
         code = [c for c in self.load(md)["cells"] if c["cell_type"] == "code"]
         assert code and all(c["execution_count"] is not None for c in code)

@@ -5,12 +5,15 @@ file name names the notebook that checks its claims. ``{claims-ledger}`` renders
 every entry, one table per source; ``{errata}`` renders the entries that carry an
 ``erratum`` block, grouped by paper. ``{execution-stats}`` reads
 ``notebooks/execution_times.json``, written by ``scripts/execute_notebooks.py`` when
-the stored outputs were produced.
+the stored outputs were produced. ``{full-scale-results}`` renders the last run at the
+papers' scale from ``book/full_scale/<chapter>.json`` (written by
+``scripts/full_results.py``) beside the verdicts stored in the chapters' notebooks.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import yaml
@@ -18,7 +21,7 @@ from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
-from fedfreq.claims import claim_slug
+from fedfreq.claims import VERDICTS, claim_slug
 
 ROOT = Path(__file__).resolve().parents[2]
 LEDGER_DIR = ROOT / "book" / "claims"
@@ -42,6 +45,44 @@ SHORT = {
     "S4": "Liu et al. 2023",
 }
 NOTEBOOKS = ROOT / "notebooks"
+FULL_DIR = ROOT / "book" / "full_scale"
+
+
+def load_full_scale() -> dict[str, dict]:
+    """The records of the last run at the papers' scale, by chapter stem."""
+    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(FULL_DIR.glob("[0-9][0-9]_*.json"))}
+
+
+def full_scale_verdicts() -> dict[str, dict]:
+    """Each claim's verdict and evidence in the last run at the papers' scale, by id."""
+    return {c["id"]: c for rec in load_full_scale().values() for c in rec.get("claims", [])}
+
+
+_VERDICT_LINE = re.compile(
+    r"^(?P<id>[A-Z][A-Z0-9]*(?:-[A-Za-z0-9.]+)+): "
+    r"(?P<verdict>" + "|".join(map(re.escape, VERDICTS)) + r")\. (?P<evidence>.*)$"
+)
+
+
+def stored_verdicts(stem: str) -> dict[str, dict]:
+    """Each claim's verdict and evidence in the stored (default-scale) outputs of a chapter."""
+    nb = json.loads((NOTEBOOKS / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    found = {}
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            text = "".join(out.get("data", {}).get("text/plain", "")) + "".join(out.get("text", ""))
+            for line in text.splitlines():
+                m = _VERDICT_LINE.match(line)
+                if m:
+                    found[m["id"]] = {"verdict": m["verdict"], "evidence": m["evidence"]}
+    return found
+
+
+def chapter_title(stem: str) -> str:
+    for line in (NOTEBOOKS / f"{stem}.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return stem
 
 
 def row_anchor(claim_id: str) -> str:
@@ -61,6 +102,7 @@ REASON_NAMES = {
     "scale_note": "Scale",
     "stand_in": "Stand-in data",
     "reason": "Why not checkable",
+    "full_scale_note": "At the papers' scale",
 }
 
 
@@ -100,6 +142,7 @@ class ClaimsLedger(_TableDirective):
         for path in ledger_files():
             self.env.note_dependency(str(path))
         claims = load_ledger()
+        full = full_scale_verdicts()
         verdicts = sorted({c["verdict"] for c in claims}, key=lambda v: (-sum(c["verdict"] == v for c in claims), v))
         out: list[str] = [
             f"The ledger holds {len(claims)} claims from {len(SOURCES)} sources.",
@@ -138,8 +181,9 @@ class ClaimsLedger(_TableDirective):
             verdict = f"**{c['verdict']}**"
             if c.get("erratum"):
                 verdict += f" ({{ref}}`erratum <{c['erratum']['label']}>`)"
-            if c.get("verdict_full") and c["verdict_full"] != c["verdict"]:
-                verdict += f"; at the papers' scale: **{c['verdict_full']}**"
+            at_full = full.get(c["id"])
+            if at_full and at_full["verdict"] != c["verdict"]:
+                verdict += f"; at the papers' scale: **{at_full['verdict']}**"
             method = _cell(c["method"])
             for key, name in REASON_NAMES.items():
                 if c.get(key):
@@ -318,7 +362,99 @@ class ExecutionStats(_TableDirective):
         return self._parse(out)
 
 
-DATA_PAGES = ["book/claims_ledger", "book/errata", "book/execution_stats"]
+class FullScaleResults(_TableDirective):
+    """The last run at the papers' scale: per chapter its status, time and memory, every
+    claim's verdict and evidence beside those at the book's scale, its printed tables and
+    its figures."""
+
+    def run(self):
+        records = load_full_scale()
+        for stem in records:
+            self.env.note_dependency(str(FULL_DIR / f"{stem}.json"))
+        if not records:
+            return self._parse(["No run at the papers' scale has been stored yet."])
+        dates = sorted(r.get("date", "") for r in records.values())
+        machines = sorted({r.get("machine", "") for r in records.values()})
+        total = sum(r["seconds"] for r in records.values())
+        out = [
+            f"The chapters were run between {dates[0]} and {dates[-1]} on {', '.join(machines)} "
+            f"(Python {records[next(iter(records))].get('python', '?')}); {total / 60:.0f} minutes in all.",
+            "",
+            "```{list-table} Each chapter at the papers' scale",
+            ":header-rows: 1",
+            ":class: ledger-counts",
+            "",
+            "* - Chapter",
+            "  - Status",
+            "  - Wall time",
+            "  - Peak memory",
+            "  - Claims",
+            "  - Verdict differs",
+        ]
+        diffs: dict[str, list[str]] = {}
+        for stem, rec in records.items():
+            stored = stored_verdicts(stem)
+            diffs[stem] = [
+                c["id"]
+                for c in rec.get("claims", [])
+                if c["id"] in stored and stored[c["id"]]["verdict"] != c["verdict"]
+            ]
+            status = "completed" if rec["status"] == "ok" else f"**{rec['status']}**: {_cell(rec.get('detail', ''))}"
+            out += [
+                f"* - {{doc}}`{int(stem[:2])}. {_cell(chapter_title(stem))} </notebooks/{stem}>`",
+                f"  - {status}",
+                f"  - {rec['seconds'] / 60:.1f} min",
+                f"  - {rec['peak_rss_gb']:.2f} GB",
+                f"  - {len(rec.get('claims', []))}",
+                f"  - {', '.join(f'`{i}`' for i in diffs[stem]) or 'none'}",
+            ]
+        out += ["```", ""]
+        for stem, rec in records.items():
+            stored = stored_verdicts(stem)
+            out += [f"## {int(stem[:2])}. {chapter_title(stem)}", ""]
+            if rec["status"] != "ok":
+                out += [f"The run did not complete ({rec['status']}: {_cell(rec.get('detail', ''))}).", ""]
+            if rec.get("claims"):
+                out += [
+                    "```{list-table}",
+                    ":header-rows: 1",
+                    ":widths: 12 44 44",
+                    ":class: full-scale-table",
+                    "",
+                    "* - Claim",
+                    "  - At the book's scale",
+                    "  - At the papers' scale",
+                ]
+                for c in rec["claims"]:
+                    here = stored.get(c["id"], {"verdict": "not in the stored outputs", "evidence": ""})
+                    mark = "**" if c["verdict"] != here["verdict"] else ""
+                    out += [
+                        f"* - [`{c['id']}`](claims_ledger.md#{row_anchor(c['id'])})",
+                        f"  - *{here['verdict']}*. {_cell(here['evidence'])}",
+                        f"  - {mark}{c['verdict']}{mark}. {_cell(c['evidence'])}",
+                    ]
+                out += ["```", ""]
+            for k, fig in enumerate(rec.get("figures", []), 1):
+                caption = fig.get("caption") or f"From the section *{fig['section']}*."
+                alt = fig.get("alt") or caption
+                out += [
+                    f"```{{figure}} full_scale/{fig['file']}",
+                    f":alt: {_cell(alt)} (at the papers' scale)",
+                    f":name: full-{stem}-{k}",
+                    "",
+                    f"At the papers' scale. {_cell(caption)}",
+                    "```",
+                    "",
+                ]
+            if rec.get("tables"):
+                out += [f":::{{dropdown}} Printed tables at the papers' scale ({len(rec['tables'])})", ""]
+                for t in rec["tables"]:
+                    out += [f"*{t['section']}*", "", "```text", *t["text"].splitlines(), "```", ""]
+                out += [":::", ""]
+        return self._parse(out)
+
+
+DATA_PAGES = ["book/claims_ledger", "book/errata", "book/execution_stats", "book/full_scale"]
 
 
 def _always_reread(app, env, added, changed, removed):
@@ -357,10 +493,12 @@ def _claim_object_type(app):
 def setup(app):
     _claim_object_type(app)
     app.connect("config-inited", _add_static_path)
+    app.add_css_file("book.css")  # every page: outputs, inline code and equations fit their column
     app.connect("html-page-context", _ledger_assets)
     app.connect("env-get-outdated", _always_reread)
     app.add_directive("claims-ledger", ClaimsLedger)
     app.add_directive("errata", Errata)
     app.add_directive("claims-coverage", ClaimsCoverage)
     app.add_directive("execution-stats", ExecutionStats)
+    app.add_directive("full-scale-results", FullScaleResults)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}
