@@ -17,6 +17,12 @@ folders are skipped) is loaded in Debian's Chromium through Playwright and check
 * every ``<img>`` loaded (``naturalWidth > 0``);
 * every internal link points to an existing file, and ``#fragment`` anchors exist
   (same-page anchors in the live DOM, cross-page anchors in the target's HTML);
+* layout: the page never scrolls sideways, at the desktop width (``--width``) nor at a
+  phone's (``--narrow-width``, 390 px; a second, lighter pass), and at the desktop width
+  no element of the page's content overflows its box (code, outputs, equations and
+  tables fit their column; at the phone's width they may scroll inside their own box);
+* figures: every image of the page's content is in a ``<figure>`` with a caption, and
+  has alt text that says something (at least 20 characters, not a file name);
 * a full-page PNG screenshot per page is written to the screenshots directory.
 
 One line per page is printed, followed by a summary; a JSON report is written
@@ -301,6 +307,55 @@ JS_LINKS = """
 }
 """
 
+#: Layout at the current width: does the page scroll sideways, and (``boxes``) which
+#: elements of the content overflow their own box? Images: caption and alt text.
+JS_LAYOUT = """
+(boxes) => {
+  const INLINE_SLACK = 30;
+  const root = document.querySelector("main") || document.body;
+  const describe = (el) => {
+    const cls = (el.getAttribute("class") || "").trim().split(/\\s+/).slice(0, 2).join(".");
+    const text = (el.textContent || "").replace(/\\s+/g, " ").trim().slice(0, 60);
+    return `${el.tagName.toLowerCase()}${cls ? "." + cls : ""} "${text}"`;
+  };
+  const pageWidth = document.documentElement.scrollWidth, view = window.innerWidth;
+  const overflowing = [];
+  if (boxes) {
+    // the boxes that can hold something too wide: blocks of code, outputs, equations,
+    // tables, figures, paragraphs and list or definition items
+    const CANDIDATES = "pre, div.highlight, div.cell_output, div.output, div.math, mjx-container, " +
+      "span.math, table, div.pst-scrollable-table-container, figure, img, p, li, dt, dd, " +
+      "blockquote, div.admonition, details";
+    for (const el of root.querySelectorAll(CANDIDATES)) {
+      if (el.closest("mjx-assistive-mml, .visually-hidden, .sr-only, nav, script, style")) continue;
+      // an equation is judged as a whole; an inline one only when it sticks out visibly
+      // (MathJax's glyph boxes overhang their container by a few pixels)
+      const eq = el.closest("mjx-container");
+      if (eq && eq !== el) continue;
+      if (el.matches("span.math") && el.querySelector("mjx-container[display='true']")) continue;
+      const inline = el.matches("span.math") || (el === eq && eq.getAttribute("display") !== "true");
+      if (el.clientWidth === 0 || el.scrollWidth <= el.clientWidth + (inline ? INLINE_SLACK : 2)) continue;
+      // report the outermost overflowing element only
+      if (overflowing.some(o => o.el.contains(el))) continue;
+      overflowing.push({el, by: el.scrollWidth - el.clientWidth});
+    }
+  }
+  const figures = [];
+  for (const img of root.querySelectorAll("img")) {
+    const alt = (img.getAttribute("alt") || "").trim();
+    const fig = img.closest("figure");
+    const cap = fig ? (fig.querySelector("figcaption") || {}).textContent || "" : "";
+    const file = (img.getAttribute("src") || "").split("/").pop();
+    const problems = [];
+    if (alt.length < 20 || alt === file || /^[0-9a-f]{16,}/i.test(alt)) problems.push("no useful alt text");
+    if (cap.trim().length < 20) problems.push("no caption");
+    if (problems.length) figures.push(`${file}: ${problems.join(", ")}`);
+  }
+  return {pageWidth, view, overflowing: overflowing.slice(0, 5).map(o => `${describe(o.el)} by ${o.by}px`),
+          overflowCount: overflowing.length, figures};
+}
+"""
+
 JS_HAS_ANCHOR = """
 (frag) => {
   let id = frag;
@@ -370,7 +425,13 @@ def _inspect_page(page, result, fail, is_local, links, raw, url, rel, args, shot
             if ids is not None and unquote(frag) not in ids and frag not in ids:
                 fail("anchor", f"missing anchor {link['raw']!r} in {path}")
 
-    # (e) screenshot
+    # (e) layout and figures
+    layout = page.evaluate(JS_LAYOUT, True)
+    check_layout(layout, fail, narrow=False)
+    for problem in layout["figures"]:
+        fail("figure", problem)
+
+    # (f) screenshot
     if shots_dir is not None:
         shot = shots_dir / screenshot_name(rel)
         try:
@@ -390,6 +451,40 @@ def _inspect_page(page, result, fail, is_local, links, raw, url, rel, args, shot
             result["screenshot"] = str(shot)
         except Exception as exc:  # noqa: BLE001
             fail("screenshot", f"screenshot failed: {exc}".splitlines()[0])
+
+
+def check_layout(layout: dict, fail, *, narrow: bool) -> None:
+    """Report a page that scrolls sideways and, at the desktop width, overflowing boxes."""
+    kind = "overflow-narrow" if narrow else "overflow"
+    if layout["pageWidth"] > layout["view"] + 1:
+        fail(kind, f"the page scrolls sideways: {layout['pageWidth']} px wide in a {layout['view']} px window")
+    if not narrow and layout["overflowCount"]:
+        more = layout["overflowCount"] - len(layout["overflowing"])
+        fail(kind, "; ".join(layout["overflowing"]) + (f" (and {more} more)" if more > 0 else ""))
+
+
+def check_narrow(context, server, rel, args, result) -> None:
+    """The phone-width pass: load the page, let MathJax typeset, check it does not scroll
+    sideways. Adds to ``result`` (a page already checked at the desktop width)."""
+    page = context.new_page()
+    page.route(
+        "**/*",
+        lambda route: route.continue_() if route.request.url.startswith(server.origin) else route.abort(),
+    )
+    try:
+        page.goto(f"{server.origin}/{quote(rel)}", wait_until="load", timeout=args.timeout * 1000)
+        page.evaluate(JS_WAIT_MATHJAX, args.mathjax_timeout * 1000)
+        failures = result["failures"]
+        check_layout(
+            page.evaluate(JS_LAYOUT, False),
+            lambda kind, detail: failures.append({"kind": kind, "detail": detail}),
+            narrow=True,
+        )
+    except Exception as exc:  # noqa: BLE001 - report, do not hide the other pages
+        result["failures"].append({"kind": "internal", "detail": f"narrow pass: {exc}".splitlines()[0][:300]})
+    finally:
+        page.close()
+    result["ok"] = not result["failures"]
 
 
 def check_page(context, server, links, site, rel, args, shots_dir):
@@ -563,6 +658,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mathjax-timeout", type=float, default=20, help="how long to wait for MathJax to finish, s")
     ap.add_argument("--width", type=int, default=1280)
     ap.add_argument("--height", type=int, default=900)
+    ap.add_argument(
+        "--narrow-width", type=int, default=390, help="a phone's width for the second pass (0: no second pass)"
+    )
     args = ap.parse_args(argv)
 
     site = args.site.resolve()
@@ -615,6 +713,21 @@ def main(argv: list[str] | None = None) -> int:
                     reasons = summarize_failures(res["failures"])
                     print(f"FAIL {rel}  {reasons}", flush=True)
             context.close()
+            if args.narrow_width:
+                narrow = browser.new_context(
+                    viewport={"width": args.narrow_width, "height": 844},
+                    service_workers="block",
+                    locale="en-US",
+                )
+                for res in results:
+                    if res.get("redirect"):
+                        continue
+                    was_ok = res["ok"]
+                    check_narrow(narrow, server, res["page"], args, res)
+                    if was_ok and not res["ok"]:
+                        reasons = summarize_failures(res["failures"])
+                        print(f"FAIL {res['page']}  at {args.narrow_width} px: {reasons}", flush=True)
+                narrow.close()
         finally:
             browser.close()
 

@@ -67,7 +67,8 @@ def fixture_pages() -> dict[str, tuple[str, set[str]]]:
                 '<pre><code>s = r"$$x$$ \\begin{align} \\(y\\)"</code></pre>\n'
                 '<div class="cell_input"><div class="highlight"><pre>t = "\\[z\\]"</pre></div></div>\n'
                 "<p>Inline code <code>\\(raw\\)</code> is fine.</p>\n"
-                '<p><img src="_images/dot.png" alt="dot" width="40"></p>\n'
+                '<figure><img src="_images/dot.png" alt="a small solid blue square, the test image" '
+                'width="40"><figcaption>A blue square: the figure of this test page.</figcaption></figure>\n'
                 '<p><a href="#top">top</a> <a href="other.html#section-2">other</a> '
                 '<a href="sub/">folder index</a> <a href="https://example.org/">external</a></p>',
                 head=MATHJAX_TAG,
@@ -91,7 +92,22 @@ def fixture_pages() -> dict[str, tuple[str, set[str]]]:
         ),
         "broken_image.html": (
             page("Broken image", '<p><img src="_images/missing.png" alt="missing"></p>'),
-            {"image", "request"},
+            {"image", "request", "figure"},
+        ),
+        "bare_figure.html": (
+            page("Figure without caption", '<p><img src="_images/dot.png" alt="3f9a0c1d2e4b5a6978e0f1.png"></p>'),
+            {"figure"},
+        ),
+        "wide_code.html": (
+            page(
+                "Code wider than its column",
+                '<div style="overflow-x: auto; max-width: 600px"><pre>' + "x = 1; " * 150 + "</pre></div>",
+            ),
+            {"overflow"},
+        ),
+        "wide_on_a_phone.html": (
+            page("Fits a desktop, not a phone", '<div style="width: 700px">a box 700 pixels wide</div>'),
+            {"overflow-narrow"},
         ),
         "broken_link.html": (
             page("Broken link", '<p><a href="chapter-that-does-not-exist.html">gone</a></p>'),
@@ -235,7 +251,8 @@ def main() -> int:
         return 1
     print(
         "selftest: OK (good pages pass; broken image, broken link, bad anchor, raw TeX, "
-        "CDN request, TeX error and script error are all flagged)"
+        "CDN request, TeX error, script error, overflow at both widths and a figure "
+        "without caption or alt text are all flagged)"
     )
     return 0
 

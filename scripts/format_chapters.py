@@ -9,6 +9,10 @@ fixes: unused imports, import order) and ``ruff format`` on it with the rules of
 formatted cells with every rule of the package (``ruff check``) and lists what remains,
 by chapter, code cell and line.
 
+It also folds the verification: every claim cell (a code cell that calls
+``check_claim``) gets the tag ``hide-input``, so that the page shows its one-line
+verdict and its code is one click away.
+
 Usage::
 
     python scripts/format_chapters.py            # format every chapter in place
@@ -31,6 +35,19 @@ import jupytext
 
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
+
+
+#: Tags under which a cell's code is already hidden or removed.
+FOLDED = {"hide-input", "hide-cell", "remove-input", "remove-cell"}
+
+
+def fold_claim_cell(cell) -> None:
+    """Give a claim cell the ``hide-input`` tag (unless its code is already folded)."""
+    if "check_claim(" not in cell.source:
+        return
+    tags = list(cell.metadata.get("tags", []))
+    if not FOLDED & set(tags):
+        cell.metadata["tags"] = [*tags, "hide-input"]
 
 
 def format_sources(paths: list[Path]) -> tuple[dict[Path, str], list[str]]:
@@ -64,6 +81,7 @@ def format_sources(paths: list[Path]) -> tuple[dict[Path, str], list[str]]:
             for cell, new in zip(original.cells, formatted.cells, strict=True):
                 if cell.cell_type == "code":
                     cell.source = new.source.rstrip("\n")
+                    fold_claim_cell(cell)
             out[p] = jupytext.writes(original, fmt="md:myst")
     return out, findings
 

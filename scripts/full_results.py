@@ -25,6 +25,7 @@ import json
 import sys
 from pathlib import Path
 
+import jupytext
 import nbformat
 
 from fedfreq.claims import FULL_SCALE_FAILURE
@@ -65,16 +66,29 @@ def collect(stem: str, run_dir: Path, summary: dict) -> dict:
     claims = [json.loads(line) for line in log.read_text().splitlines() if line.strip()] if log.is_file() else []
     record["claims"] = [{k: c[k] for k in ("id", "verdict", "passed", "evidence")} for c in claims]
     nb = nbformat.read(run_dir / f"{stem}.ipynb", as_version=4)
-    section, tables, figures = "", [], []
+    # captions and alt text are read from the chapter's source where its cells line up
+    # with the run's (a caption edited after the run need not re-run the chapter)
+    source = ROOT / "notebooks" / f"{stem}.md"
+    src_cells = jupytext.read(source).cells if source.is_file() else []
+    aligned = len(src_cells) == len(nb.cells)
+    section = ""
+    tables: list[dict] = []
+    figures: list[dict] = []
     for old in FIG_DIR.glob(f"{stem}-*.png"):
         old.unlink()
-    for cell in nb.cells:
+    for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
             section = heading_of(cell.source) or section
             continue
         if cell.cell_type != "code":
             continue
         meta = cell.metadata.get("mystnb", {})
+        if (
+            aligned
+            and "plt.show()" in src_cells[index].source
+            and "figure" in src_cells[index].metadata.get("mystnb", {})
+        ):
+            meta = src_cells[index].metadata["mystnb"]
         for output in cell.get("outputs", []):
             png = output.get("data", {}).get("image/png") if isinstance(output.get("data"), dict) else None
             if png:
@@ -91,6 +105,11 @@ def collect(stem: str, run_dir: Path, summary: dict) -> dict:
                         "alt": meta.get("image", {}).get("alt", ""),
                     }
                 )
+                continue
+            page = output.get("data", {}).get("text/html", "") if isinstance(output.get("data"), dict) else ""
+            page = "".join(page) if isinstance(page, list) else page
+            if "<table" in page and "claim-verdict" not in page:  # a rendered table (data frame)
+                tables.append({"section": section, "html": page.strip()})
                 continue
             text = text_of(output).rstrip("\n")
             if text.count("\n") + 1 >= TABLE_LINES and not any(text.startswith(c["id"] + ":") for c in claims):

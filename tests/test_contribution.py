@@ -141,6 +141,80 @@ def test_rand_clip_column_sums_match_the_full_clip_draw_for_draw():
         fast = _rand_clip_column_sums(_histograms(N), C, np.random.default_rng(C))
         full = ct.rand_clip(N, C, rng=np.random.default_rng(C)).sum(axis=0)
         assert np.array_equal(fast, full)
+        assert np.array_equal(ct.rand_clip_sum(N, C, rng=C), full)
+
+
+def test_rand_clip_sum_draws_are_successive_calls_on_one_generator():
+    """draws=R gives the R sums that R calls of rand_clip(...).sum(0) on one generator give,
+    across several blocks of users, kept-set and dropped-set rows, and empty users."""
+    g = np.random.default_rng(8)
+    n = _BLOCK + 300
+    N = g.poisson(g.gamma(0.6, 10.0, size=(n, 1)), size=(n, 11))
+    N[:50] = 0
+    for C in (2, 9, 30):
+        many = ct.rand_clip_sum(N, C, rng=np.random.default_rng([C, 1]), draws=3)
+        gen = np.random.default_rng([C, 1])
+        one_by_one = np.stack([ct.rand_clip(N, C, rng=gen).sum(axis=0) for _ in range(3)])
+        assert many.shape == (3, 11) and many.dtype == np.int64
+        assert np.array_equal(many, one_by_one)
+    assert ct.rand_clip_sum(N, 10**6, rng=0).tolist() == N.sum(axis=0).tolist()  # nobody clipped
+    with pytest.raises(ValueError, match="draws"):
+        ct.rand_clip_sum(N, 3, rng=0, draws=0)
+    with pytest.raises(ValueError, match="C"):
+        ct.rand_clip_sum(N, 0, rng=0)
+
+
+def test_rand_clip_random_stream_is_unchanged():
+    """The vectorised bookkeeping of the halving sampler keeps its draws: these sums were produced
+    by the earlier implementation (same seeds), and the stored chapter outputs rely on them."""
+    g = np.random.default_rng(2024)
+    N = g.poisson(g.gamma(0.7, 6.0, size=(300, 1)), size=(300, 13))
+    expected = {
+        3: [74, 57, 62, 61, 58, 71, 59, 82, 68, 56, 66, 58, 66],
+        17: [312, 290, 302, 277, 317, 344, 308, 305, 310, 319, 305, 323, 293],
+        40: [581, 572, 549, 579, 613, 618, 603, 623, 603, 595, 603, 602, 598],
+    }
+    for C, sums in expected.items():
+        assert ct.rand_clip(N, C, rng=C).sum(axis=0).tolist() == sums
+        assert ct.rand_clip_sum(N, C, rng=C).tolist() == sums
+    assert ct.rand_clip(N, 17, rng=1)[:3].tolist() == [
+        [1, 2, 0, 0, 1, 3, 1, 1, 2, 2, 1, 1, 2],
+        [0, 2, 0, 2, 1, 0, 2, 1, 1, 2, 3, 0, 0],
+        [0, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0],
+    ]
+
+
+def test_clip_l1_sum_is_the_sum_of_clipped_rows_and_the_mean_of_rand_clip():
+    g = np.random.default_rng(9)
+    N = g.poisson(g.gamma(0.7, 8.0, size=(500, 1)), size=(500, 7))
+    grid = np.array([0.5, 1.0, 3.0, 12.5, 40.0, 1e4])
+    sums = ct.clip_l1_sum(N, grid)
+    assert sums.shape == (grid.size, 7)
+    for C, row in zip(grid, sums, strict=True):
+        exact = ct.clip_l1(N, C).sum(axis=0)
+        assert np.allclose(row, exact, rtol=1e-12, atol=1e-9)
+        assert np.allclose(ct.clip_l1_sum(N, C), exact, rtol=1e-12, atol=1e-9)
+    # E[rand-clip sum] = clip_l1 sum: 2000 draws, each coordinate within 4 standard errors
+    R = 2000
+    draws = ct.rand_clip_sum(N, 12, rng=10, draws=R)
+    se = draws.std(axis=0, ddof=1) / math.sqrt(R)
+    assert np.all(np.abs(draws.mean(axis=0) - ct.clip_l1_sum(N, 12.0)) <= Z * se)
+    with pytest.raises(ValueError, match="C"):
+        ct.clip_l1_sum(N, [1.0, -2.0])
+
+
+def test_histogram_validation_fast_path_still_refuses_bad_counts():
+    for bad in (
+        np.array([[1, -1]], dtype=np.int64),
+        np.array([[1.5, 2.0]]),
+        np.array([[np.nan, 1.0]]),
+        np.zeros((0, 3), dtype=np.int64),
+    ):
+        with pytest.raises(ValueError, match="histograms"):
+            ct.rand_clip_sum(bad, 2, rng=0)
+    N = np.array([[3, 0], [0, 0]], dtype=np.int64)
+    assert _histograms(N) is N  # an int64 array is used as it is
+    assert _histograms(N.astype(np.int32)).dtype == np.int64
 
 
 def test_rand_clip_many_blocks_and_wide_rows():
@@ -394,6 +468,71 @@ def test_private_sgd_noise_multiplier_and_average():
         ct.private_threshold_sgd(l1, l2, rng=0, average="yes", **kw)
 
 
+def _sgd_loop(
+    l1, l2, *, d, sigma, C_max, s, epsilon_prime, delta_prime, steps, rng, noise_multiplier=None, average=False
+):
+    """The noisy SGD of private_threshold_sgd written as the step-by-step loop of its docstring."""
+    gen = np.random.default_rng(rng)
+    n, T = l1.size, steps
+    M = d * sigma * math.sqrt(2.0 / math.pi)
+    L = math.sqrt(s) + M / n
+    r = np.where(l2 > 0, np.minimum(l1 / np.where(l2 > 0, l2, 1.0), math.sqrt(s)), 0.0)
+    if noise_multiplier is None:
+        var = 32.0 * L * L * T * math.log(max(n / delta_prime, math.e)) * math.log(1.0 / delta_prime) / epsilon_prime**2
+    else:
+        var = (noise_multiplier * n * L) ** 2
+    users, noise = gen.integers(0, n, size=T), gen.normal(0.0, math.sqrt(var), size=T)
+    denom = n * n * L * L + var
+    c, half, tail, clamped = 0.5 * C_max, T // 2, 0.0, False
+    for t in range(T):
+        i = users[t]
+        step = c - C_max / math.sqrt((t + 1) * denom) * (n * (M / n - (r[i] if l2[i] > c else 0.0)) + noise[t])
+        clamped |= step < 0.0
+        c = min(max(step, 0.0), C_max)
+        if t >= half:
+            tail += c
+    return (tail / (T - half) if average else c), clamped
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        # (n, d, steps, extra): several 2^16-step chunks, Bassily et al.'s noise and a tighter one,
+        # last iterate and averaged iterates, a threshold C* = 0 (the iterates sit on 0, where
+        # blocks are reflected), and a run shorter than one block
+        (150, 6, 150 * 150, {}),
+        (150, 6, 2**17 + 17, {"noise_multiplier": 2.0, "average": True}),
+        (400, 10, 40_000, {"noise_multiplier": 0.5}),
+        (60, 200, 20_000, {"noise_multiplier": 0.7, "average": True}),
+        (40, 3, 9, {"average": True}),
+    ],
+)
+def test_private_sgd_block_recursion_agrees_with_the_step_by_step_loop(case):
+    """The block-wise recursion (cumulative sums, re-checked indicators, Lindley reflection at 0)
+    against the plain loop on the same draws, within 1e-12 C_m (rounding)."""
+    n, d, steps, extra = case
+    N = _dataset(21, n=n, d=d)
+    l1, l2 = _norms(N)
+    kw = dict(d=d, sigma=2.0, C_max=2 * float(l2.max()), s=float(d), epsilon_prime=0.5, delta_prime=1e-3, steps=steps)
+    kw.update(extra)
+    for seed in (0, 1):
+        fast = ct.private_threshold_sgd(l1, l2, rng=seed, **kw)
+        slow, _ = _sgd_loop(l1, l2, rng=seed, **kw)
+        assert abs(fast - slow) <= 1e-12 * kw["C_max"]
+
+
+def test_private_sgd_is_bitwise_the_loop_when_nothing_is_projected_onto_zero():
+    """Without a projection onto 0 a cumulative sum adds exactly as the loop does: equal bits."""
+    N = _dataset(21, n=150, d=6)
+    l1, l2 = _norms(N)
+    kw = dict(d=6, sigma=2.0, C_max=2 * float(l2.max()), s=6.0, epsilon_prime=100.0, delta_prime=1e-3, steps=22_500)
+    slow, clamped = _sgd_loop(l1, l2, rng=1, **kw)
+    assert not clamped  # the premise: this run never reaches 0
+    assert ct.private_threshold_sgd(l1, l2, rng=1, **kw) == slow
+    avg, _ = _sgd_loop(l1, l2, rng=1, average=True, **kw)
+    assert ct.private_threshold_sgd(l1, l2, rng=1, average=True, **kw) == avg
+
+
 # ---------------------------------------------------------------------------
 # Algorithm 3 and 4
 # ---------------------------------------------------------------------------
@@ -428,6 +567,20 @@ def test_unbounded_expected_error_matches_simulation():
         [np.abs(ct.unbounded_histogram(N, C=C, epsilon=1.0, delta=0.01, rng=g) - N.sum(0)).sum() for _ in range(T)]
     )
     assert abs(err.mean() - exact) <= Z * err.std(ddof=1) / math.sqrt(T)
+
+
+def test_surrogate_error_matches_its_formula_user_by_user():
+    """V(C) summed by size equals the per-user formula of Algorithm 4 (empty users and items included)."""
+    g = np.random.default_rng(6)
+    N = g.poisson(g.gamma(0.5, 6.0, size=(400, 1)), size=(400, 9))
+    N[:, 4] = 0
+    N[:7] = 0
+    m = N.sum(1).astype(float)
+    for C in (0.5, 1.0, 2.0, 7.3, 25.0, 500.0):
+        t = ct.unbounded_threshold(C, epsilon=0.7, delta=1e-3)
+        eh = (C / np.maximum(C, np.maximum(m, 1.0))) @ N
+        direct = 2 * np.maximum(m - C, 0.0).sum() + np.minimum(eh[N.sum(0) > 0], t).sum()
+        assert math.isclose(ct.surrogate_error(N, C, epsilon=0.7, delta=1e-3), direct, rel_tol=1e-12)
 
 
 def test_surrogate_sensitivity_within_5Cm_over_2():

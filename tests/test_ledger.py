@@ -40,6 +40,18 @@ def claim_calls():
     return found
 
 
+def test_claim_cells_are_folded():
+    """A claim cell shows its verdict; its code is one click away (tag hide-input)."""
+    unfolded = []
+    for md in CHAPTERS:
+        for cell in jupytext.read(md).cells:
+            if cell.cell_type == "code" and CLAIM_CALL.search(cell.source):
+                tags = set(cell.metadata.get("tags", []))
+                if not tags & {"hide-input", "hide-cell", "remove-input"}:
+                    unfolded.append(f"{md.stem}: {CLAIM_CALL.findall(cell.source)}")
+    assert not unfolded, "claim cells without hide-input (run scripts/format_chapters.py):\n" + "\n".join(unfolded)
+
+
 def test_every_ledger_file_names_a_chapter():
     assert ledger_files(), "no ledger files"
     for path in ledger_files():

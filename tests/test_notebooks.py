@@ -75,6 +75,41 @@ class TestChapter:
         have = [(c["cell_type"], "".join(c["source"])) for c in self.load(md)["cells"]]
         assert have == want, "notebook out of sync with its .md source: run `make notebooks`"
 
+    def test_every_figure_is_numbered_captioned_and_described(self, md):
+        """A figure cell carries a caption, a name (so it is numbered) and alt text, and
+        no other displayed output: myst-nb would pull that into the figure too."""
+        for i, cell in enumerate(self.load(md)["cells"]):
+            if cell["cell_type"] != "code":
+                continue
+            outputs = cell.get("outputs", [])
+            images = [o for o in outputs if "image/png" in o.get("data", {})]
+            if not images:
+                continue
+            meta = cell["metadata"].get("mystnb", {})
+            figure, alt = meta.get("figure", {}), meta.get("image", {}).get("alt", "")
+            assert len(images) == 1, f"cell {i}: one figure per cell"
+            assert len(figure.get("caption", "")) >= 40, f"cell {i}: figure without a caption"
+            assert figure.get("name", "").startswith("fig-"), f"cell {i}: figure without a name"
+            assert len(alt) >= 40, f"cell {i}: figure without alt text"
+            shown = [
+                o
+                for o in outputs
+                if o["output_type"] in ("display_data", "execute_result")
+                and not any(k.startswith("application/papermill.record") for k in o.get("data", {}))
+            ]
+            assert len(shown) == 1, f"cell {i}: a figure cell displays something else too"
+
+    def test_code_lines_fit_the_column(self, md):
+        """Code cells are formatted to 88 characters: they fit a 1280-pixel page."""
+        long = [
+            line
+            for cell in jupytext.read(md).cells
+            if cell.cell_type == "code"
+            for line in cell.source.splitlines()
+            if len(line) > 88
+        ]
+        assert not long, f"{len(long)} code line(s) over 88 characters: {long[:3]}"
+
     def test_ipynb_metadata_matches_its_source(self, md):
         """Tags, figure captions and alt text are read from the stored notebook."""
         want = [{k: v for k, v in c.metadata.items() if k != "execution"} for c in jupytext.read(md).cells]

@@ -75,6 +75,163 @@ def test_design_hash_sharing():
     assert not np.array_equal(hf.signs(items, 0), hf.signs(items, 2))
 
 
+def test_limb_evaluation_equals_horner_and_python():
+    # the float64 limb product (used for tables) returns Horner's int64 values exactly, for
+    # every degree it serves, at random points, at the domain 0..n-1 and at the edges of Z_p
+    from fedfreq.sketch.hashing import _LIMB_MAX_K, _poly_mod_p_horner, _poly_mod_p_limbs, _poly_signs
+
+    P = sk.MERSENNE_PRIME
+    rng = np.random.default_rng(41)
+    for k in range(1, _LIMB_MAX_K + 1):
+        c = rng.integers(0, P, size=(2, 3, k))
+        c[0, 0] = P - 1  # largest coefficients
+        for x in (np.arange(700), np.concatenate([[0, 1, P - 2, P - 1], rng.integers(0, P, 600)])):
+            assert np.array_equal(_poly_mod_p_limbs(c, x), _poly_mod_p_horner(c, x)), k
+            parity = (1 - 2 * (_poly_mod_p_horner(c, x) & 1)).astype(np.int8)
+            assert np.array_equal(_poly_mod_p_limbs(c, x, parity=True), parity), k
+            assert np.array_equal(_poly_signs(c, x), parity), k
+    # values that are multiples of p (where the float quotient may be one too small): g(x) = x + (p - x)
+    x = np.arange(1000, 1300)
+    c = np.stack([np.ones_like(x), P - x], axis=1)
+    assert np.all(np.diagonal(_poly_mod_p_limbs(c, x)) == 0)
+    # and the public hash agrees with exact Python integers on a large domain
+    c = rng.integers(0, P, size=(1, 4))
+    xs = np.arange(5000)
+    ref = [sum(int(a) * pow(int(v), 3 - r, P) for r, a in enumerate(c[0])) % P for v in xs[::97]]
+    assert np.array_equal(sk.polynomial_hash(c, xs)[0, ::97], ref)
+
+
+@pytest.mark.parametrize("design", sk.DESIGNS)
+def test_hash_tables_equal_the_hashes_and_the_old_path(design):
+    # precomputed tables give exactly what the hashes give item by item, and the same estimates
+    # and decodings as drawing the hashes inside sketch_estimate with the same seed
+    M, L, W, d = 4, 3, 16, 250
+    F = np.random.default_rng(42).dirichlet(np.ones(d), size=M)
+    h = sk.draw_sketch_hashes(width=W, rows=L, rounds=M, design=design, rng=43)
+    t = h.tabulate(d)
+    items = np.arange(d)
+    assert t.d == d and t.buckets.dtype == np.int64 and t.signs.dtype == np.int8
+    for m in range(M):
+        assert np.array_equal(t.buckets[m if design == "fresh" else 0], h.buckets(items, m))
+        assert np.array_equal(t.signs[0 if design == "shared" else m], h.signs(items, m))
+    old = sk.sketch_estimate(F, width=W, rows=L, design=design, rng=43)
+    assert np.array_equal(sk.sketch_estimate(F, width=W, rows=L, design=design, hashes=h), old)
+    assert np.array_equal(sk.sketch_estimate(F, width=W, rows=L, design=design, hashes=t), old)
+    S = np.stack([sk.sketch_vector(F[m], h, round_index=m) for m in range(M)])
+    assert np.array_equal(sk.decode_sketches(S, t, d=d), sk.decode_sketches(S, h, d=d))
+
+
+def test_hash_tables_other_widths_and_designs():
+    d, L, M = 120, 2, 3
+    t = sk.draw_sketch_hashes(width=8, rows=L, rounds=M, design="fresh", rng=44).tabulate(d)
+    # another width: the same polynomials, as if drawn with that width (width does not enter the draw)
+    for W in (1, 5, 64):
+        same = sk.draw_sketch_hashes(width=W, rows=L, rounds=M, design="fresh", rng=44).tabulate(d)
+        assert np.array_equal(t.with_width(W).buckets, same.buckets)
+        assert np.array_equal(t.with_width(W).signs, same.signs)
+    # the hybrid and shared hashes read from fresh ones: round 0's buckets, every or round 0's signs
+    h = sk.draw_sketch_hashes(width=8, rows=L, rounds=M, design="fresh", rng=44)
+    for design, signs in (("hybrid", h.sign_coeffs), ("shared", h.sign_coeffs[:1])):
+        view = t.as_design(design)
+        direct = sk.SketchHashes(8, L, M, design, h.bucket_coeffs[:1], signs).tabulate(d)
+        assert view.design == design
+        assert np.array_equal(view.buckets, direct.buckets) and np.array_equal(view.signs, direct.signs)
+    assert t.as_design("hybrid").as_design("shared").signs.shape == (1, L, d)
+    with pytest.raises(ValueError, match="design"):
+        t.as_design("shared").as_design("hybrid")
+    with pytest.raises(ValueError, match="width"):
+        t.with_width(0)
+    with pytest.raises(ValueError, match="bucket_values"):
+        sk.HashTables(8, L, M, "fresh", t.bucket_values[:1], t.signs)
+    with pytest.raises(ValueError, match="signs"):
+        sk.HashTables(8, L, M, "fresh", t.bucket_values, t.signs[:, :1])
+    with pytest.raises(ValueError, match="d"):
+        sk.draw_sketch_hashes(width=4, rows=2, rng=0).tabulate(0)
+
+
+def test_given_hashes_must_match_the_sketch():
+    F = np.full((2, 10), 0.1)
+    t = sk.draw_sketch_hashes(width=4, rows=2, rounds=2, design="hybrid", rng=0).tabulate(10)
+    ok = {"width": 4, "rows": 2, "design": "hybrid"}
+    with pytest.raises(ValueError, match="rng"):
+        sk.sketch_estimate(F, **ok, rng=1, hashes=t)
+    for name, bad in (("width", 5), ("rows", 3), ("design", "fresh")):
+        with pytest.raises(ValueError, match=name):
+            sk.sketch_estimate(F, **{**ok, name: bad}, hashes=t)
+    with pytest.raises(ValueError, match="rounds"):
+        sk.sketch_estimate(F[:1], **ok, hashes=t)
+    with pytest.raises(ValueError, match="d = 10"):
+        sk.sketch_estimate(np.full((2, 12), 1 / 12), **ok, hashes=t)
+    with pytest.raises(ValueError, match="hashes"):
+        sk.sketch_estimate(F, **ok, hashes="not hashes")
+    with pytest.raises(ValueError, match="d = 10"):
+        sk.decode_sketches(np.zeros((2, 2, 4)), t, d=11)
+
+
+def test_median_network_equals_numpy_median():
+    from fedfreq.sketch.coding import _median_rows
+
+    rng = np.random.default_rng(45)
+    for L in range(1, 8):
+        x = rng.normal(size=(3, L, 200))
+        x[:, :, :20] = np.round(x[:, :, :20])  # ties
+        assert np.array_equal(_median_rows(x), np.median(x, axis=-2)), L
+
+
+# ----------------------------------------------------------------------------- many draws
+def _identical_rounds_direct(fs, widths, L, M, reps, seed):
+    """identical_rounds_errors recomputed with sketch_estimate on each repeat's tables."""
+    out = np.empty((reps, len(fs), 3, len(widths)))
+    for r, g in enumerate(np.random.default_rng(seed).spawn(reps)):
+        t = sk.draw_sketch_hashes(width=1, rows=L, rounds=M, design="fresh", rng=g).tabulate(fs[0].size)
+        for v, W in enumerate(widths):
+            for i, f in enumerate(fs):
+                for j, des in enumerate(sk.DESIGNS):
+                    tw = t.with_width(W).as_design(des)
+                    est = sk.sketch_estimate(np.tile(f, (M, 1)), width=W, rows=L, design=des, hashes=tw)
+                    out[r, i, j, v] = np.max(np.abs(est - f))
+    return out
+
+
+@pytest.mark.parametrize("L,M", [(5, 10), (5, 3), (3, 7), (1, 1), (4, 12)])
+def test_identical_rounds_errors_equal_sketch_estimate(L, M):
+    fs = [sk.zipf_frequencies(300, a) for a in (1.1, 3.0)]
+    widths = [3, 16, 64]
+    fast = sk.identical_rounds_errors(fs, widths=widths, rows=L, rounds=M, reps=2, rng=46)
+    direct = _identical_rounds_direct(fs, widths, L, M, 2, 46)
+    assert fast.shape == (2, 2, 3, 3)
+    assert np.allclose(fast, direct, rtol=1e-9, atol=1e-14)
+
+
+def test_identical_rounds_errors_do_not_depend_on_workers():
+    fs = [sk.zipf_frequencies(200, 1.5)]
+    kw = {"widths": [4, 32], "rows": 5, "rounds": 6, "reps": 5}
+    one = sk.identical_rounds_errors(fs, **kw, rng=47, workers=1)
+    two = sk.identical_rounds_errors(fs, **kw, rng=np.random.default_rng(47), workers=2)
+    assert np.array_equal(one, two)
+    # repeat r uses the r-th spawned stream: the first repeats do not depend on how many follow
+    assert np.array_equal(sk.identical_rounds_errors(fs, **{**kw, "reps": 2}, rng=47), one[:2])
+
+
+def test_identical_rounds_errors_validation():
+    f = [[0.5, 0.5]]
+    ok = {"widths": [2], "rows": 1, "rounds": 1}
+    for kw, name in (
+        ({"widths": [0]}, "widths"),
+        ({"widths": []}, "widths"),
+        ({"rows": 0}, "rows"),
+        ({"rounds": 0}, "rounds"),
+        ({"reps": 0}, "reps"),
+        ({"workers": 0}, "workers"),
+        ({"rounds": 10**5, "rows": 1000}, "rounds"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            sk.identical_rounds_errors(f, **{**ok, **kw})
+    for bad in ([0.5, 0.5], [[0.5, -0.5]], [[np.nan, 1.0]]):
+        with pytest.raises(ValueError, match="frequencies"):
+            sk.identical_rounds_errors(bad, **ok)
+
+
 # ----------------------------------------------------------------------------- encoding
 def test_encoding_sum_equals_fast_path_and_secure_sum():
     rng = np.random.default_rng(4)

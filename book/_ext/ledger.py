@@ -447,9 +447,13 @@ class FullScaleResults(_TableDirective):
                     "",
                 ]
             if rec.get("tables"):
-                out += [f":::{{dropdown}} Printed tables at the papers' scale ({len(rec['tables'])})", ""]
+                out += [f":::{{dropdown}} Tables at the papers' scale ({len(rec['tables'])})", ""]
                 for t in rec["tables"]:
-                    out += [f"*{t['section']}*", "", "```text", *t["text"].splitlines(), "```", ""]
+                    out += [f"*{t['section']}*", ""]
+                    if t.get("html"):
+                        out += ["```{raw} html", *t["html"].splitlines(), "```", ""]
+                    else:
+                        out += ["```text", *t["text"].splitlines(), "```", ""]
                 out += [":::", ""]
         return self._parse(out)
 

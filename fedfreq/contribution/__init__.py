@@ -7,7 +7,9 @@ user-level differential privacy. Everything the three chapters on that paper
 use lives here:
 
 * clipping: :func:`clip_l1`, :func:`fedfreq.cpbm.clip_l2` (Sec. 4) and :func:`rand_clip`
-  (Sec. 5, sampling :math:`\min(\|N\|_1, C)` items without replacement);
+  (Sec. 5, sampling :math:`\min(\|N\|_1, C)` items without replacement), and the column
+  sums Algorithms 1 and 3 need without the clipped matrix (:func:`clip_l1_sum`,
+  :func:`rand_clip_sum`);
 * bounded domains: Algorithm 1 (:func:`bounded_histogram`), the calibration of
   Lemma 4.1 (:func:`lemma41_sigma`), the exact expected :math:`\ell_1` losses
   (:func:`laplace_expected_loss`, :func:`gaussian_expected_loss`), the convex
@@ -74,8 +76,10 @@ from .bounded import (
 )
 from .clipping import (
     clip_l1,
+    clip_l1_sum,
     clip_sensitivity,
     rand_clip,
+    rand_clip_sum,
 )
 from .debiasing import (
     clipped_poisson_mean,
@@ -103,7 +107,9 @@ from .unbounded import (
 
 __all__ = [
     "clip_l1",
+    "clip_l1_sum",
     "rand_clip",
+    "rand_clip_sum",
     "clip_sensitivity",
     "lemma41_sigma",
     "bounded_histogram",

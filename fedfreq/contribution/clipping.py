@@ -7,12 +7,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import sparse
 
 from .._rng import as_generator
 from .._validation import check_choice, check_int
-from ._checks import _histograms, _threshold
+from ._checks import _histograms, _threshold, _thresholds
 
-__all__ = ["clip_l1", "rand_clip", "clip_sensitivity"]
+__all__ = ["clip_l1", "clip_l1_sum", "rand_clip", "rand_clip_sum", "clip_sensitivity"]
 
 
 def clip_l1(histograms, C: float) -> np.ndarray:
@@ -42,6 +43,55 @@ def clip_l1(histograms, C: float) -> np.ndarray:
     c = _threshold(C)
     norms = N.sum(axis=1, keepdims=True)
     return N * (c / np.maximum(c, norms))
+
+
+def clip_l1_sum(histograms, C) -> np.ndarray:
+    r"""Column sums of the ℓ1-clipped histograms, for one threshold or many.
+
+    .. math:: \sum_i \mathrm{clip}_1(N_i, C) = \sum_i \frac{C\, N_i}{\max(C, \|N_i\|_1)}
+       = \mathbb E\Big[\sum_i \text{rand-clip}(N_i, C)\Big]
+
+    (the second form is the expected clipped sum :math:`\mathbb E\bar h` of
+    Algorithm 3, Liu et al. 2023, Sec. 5). The weight of a user depends only on its
+    size :math:`\|N_i\|_1`, so the users are first summed by size (exactly, in
+    integers); every threshold then costs one small matrix product instead of a
+    pass over the n users. Equal to ``clip_l1(histograms, C).sum(axis=0)`` up to
+    floating-point rounding.
+
+    Parameters
+    ----------
+    histograms : array_like, shape (n, d)
+        Non-negative integer counts.
+    C : float or array_like of float, shape (k,)
+        Threshold(s) > 0.
+
+    Returns
+    -------
+    ndarray, shape (d,) for a scalar ``C``, (k, d) for an array
+
+    Examples
+    --------
+    >>> clip_l1_sum([[3, 1], [1, 0]], 2.0)
+    array([2.5, 0.5])
+    >>> clip_l1_sum([[3, 1], [1, 0]], [2.0, 4.0]).tolist()
+    [[2.5, 0.5], [4.0, 1.0]]
+    """
+    N = _histograms(histograms)
+    Cs, scalar = _thresholds(C)
+    sizes, _, by_size = _sums_by_size(N)
+    w = Cs[:, None] / np.maximum(Cs[:, None], np.maximum(sizes, 1)[None, :])
+    out = w @ by_size.astype(float)
+    return out[0] if scalar else out
+
+
+def _sums_by_size(N: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Users grouped by size :math:`\|N_i\|_1`: the distinct sizes (sorted), how many users have each,
+    and per size the column sums of its users (int64, exact)."""
+    m = N.sum(axis=1)
+    sizes, group, counts = np.unique(m, return_inverse=True, return_counts=True)
+    ones = np.ones(m.size, dtype=np.int64)
+    by_size = sparse.csr_array((ones, (group, np.arange(m.size))), shape=(sizes.size, m.size)) @ N
+    return sizes, counts, np.asarray(by_size, dtype=np.int64)
 
 
 def rand_clip(histograms, C: int, *, rng=None) -> np.ndarray:
@@ -92,6 +142,48 @@ def rand_clip(histograms, C: int, *, rng=None) -> np.ndarray:
     return out
 
 
+def rand_clip_sum(histograms, C: int, *, rng=None, draws: int | None = None) -> np.ndarray:
+    r"""Column sums :math:`\bar h = \sum_i \text{rand-clip}(N_i, C)` of :func:`rand_clip`, without the clipped matrix.
+
+    Algorithm 3 of Liu et al. 2023 needs only these sums. The draw is the one of
+    :func:`rand_clip` with the same random numbers: ``rand_clip_sum(N, C, rng=g)``
+    equals ``rand_clip(N, C, rng=g).sum(axis=0)`` draw for draw, and with
+    ``draws=R`` the R rows equal R successive such calls on one generator. It
+    costs the hypergeometric draws of the clipped users only (no (n, d) copy); the
+    users' sizes and which of them are clipped are computed once for all draws.
+
+    Parameters
+    ----------
+    histograms : array_like, shape (n, d)
+        Non-negative integer counts.
+    C : int
+        Number of items kept per user, an integer >= 1.
+    rng : Generator, int or None
+        Source of randomness.
+    draws : int or None
+        None for one draw (shape (d,)), or the number R >= 1 of independent draws
+        (shape (R, d)).
+
+    Returns
+    -------
+    ndarray of int64, shape (d,) or (draws, d)
+
+    Examples
+    --------
+    >>> rand_clip_sum([[5, 5, 0], [1, 0, 1]], 4, rng=0).sum()
+    np.int64(6)
+    >>> rand_clip_sum([[5, 5, 0], [1, 0, 1]], 4, rng=0, draws=3).shape
+    (3, 3)
+    """
+    N = _histograms(histograms)
+    c = check_int("C", C, low=1)
+    R = 1 if draws is None else check_int("draws", draws, low=1)
+    gen = as_generator(rng)
+    plan = _RandClipPlan(N, c)
+    out = np.stack([plan.column_sums(gen) for _ in range(R)])
+    return out[0] if draws is None else out
+
+
 _BLOCK = 8192  # rows per block in rand-clip: keeps the temporaries small (a few MB)
 
 
@@ -106,45 +198,49 @@ def _mv_hypergeometric_leaves(counts: np.ndarray, need: np.ndarray, gen: np.rand
     sizes. Only the (row, range) pairs that must still supply items are carried
     to the next level, so a row needing ``k`` items costs at most about
     :math:`k\lceil\log_2 d\rceil` hypergeometric draws instead of ``d``.
+
+    A range is carried as its two end positions in the flattened per-row
+    cumulative counts (row ``r``, column ``j`` at ``r (d + 1) + j``) together
+    with the cumulative counts there, so each level gathers only the midpoints.
     """
     rb, d = counts.shape
-    cs = np.zeros((rb, d + 1), dtype=np.int64)
+    w = d + 1
+    cs = np.zeros((rb, w), dtype=np.int64)
     np.cumsum(counts, axis=1, out=cs[:, 1:])
     cs = cs.ravel()
     row = np.flatnonzero(need > 0)
     cur = need[row].astype(np.int64)
-    lo = np.zeros(row.size, dtype=np.int64)
-    hi = np.full(row.size, d, dtype=np.int64)
-    base = row * (d + 1)
-    done_r, done_c, done_v = [], [], []
-    while row.size:
+    lo = row * w  # (lo + hi) // 2 is then r (d + 1) + the midpoint of the columns
+    hi = lo + d
+    c_lo, c_hi = cs[lo], cs[hi]
+    done_a, done_v = [], []
+    while lo.size:
         leaf = hi - lo == 1
         if leaf.any():
-            done_r.append(row[leaf])
-            done_c.append(lo[leaf])
+            done_a.append(lo[leaf])
             done_v.append(cur[leaf])
             keep = ~leaf
-            row, lo, hi, cur, base = row[keep], lo[keep], hi[keep], cur[keep], base[keep]
-            if not row.size:
+            lo, hi, cur, c_lo, c_hi = lo[keep], hi[keep], cur[keep], c_lo[keep], c_hi[keep]
+            if not lo.size:
                 break
-        mid = (lo + hi) // 2
-        c_mid = cs[base + mid]
-        left = c_mid - cs[base + lo]
-        right = cs[base + hi] - c_mid
+        mid = (lo + hi) >> 1
+        c_mid = cs[mid]
+        left = c_mid - c_lo
+        right = c_hi - c_mid
         x = np.where(right == 0, cur, 0)  # all from the left if the right half is empty; none if the left is
         both = (left > 0) & (right > 0)
         if both.any():
             x[both] = gen.hypergeometric(left[both], right[both], cur[both])
         y = cur - x
         gl, gr = x > 0, y > 0
-        row = np.concatenate([row[gl], row[gr]])
-        base = np.concatenate([base[gl], base[gr]])
         lo, hi = np.concatenate([lo[gl], mid[gr]]), np.concatenate([mid[gl], hi[gr]])
+        c_lo, c_hi = np.concatenate([c_lo[gl], c_mid[gr]]), np.concatenate([c_mid[gl], c_hi[gr]])
         cur = np.concatenate([x[gl], y[gr]])
-    if not done_r:
+    if not done_a:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
-    return np.concatenate(done_r), np.concatenate(done_c), np.concatenate(done_v)
+    a = np.concatenate(done_a)
+    return a // w, a % w, np.concatenate(done_v)
 
 
 def _rand_clip_blocks(N: np.ndarray, c: int, gen: np.random.Generator):
@@ -163,16 +259,42 @@ def _rand_clip_blocks(N: np.ndarray, c: int, gen: np.random.Generator):
         yield rows, complement, _mv_hypergeometric_leaves(N[rows], np.where(complement, excess, c), gen)
 
 
+class _RandClipPlan:
+    r"""What the draws of :func:`rand_clip_sum` share: the clipped users, their samples' sizes, a fixed part of the sum.
+
+    The sum is :math:`\bar h = K + \sum_{\text{kept-set rows}} \text{draw} - \sum_{\text{dropped-set rows}} \text{draw}`
+    with :math:`K = \sum_i N_i - \sum_{\text{kept-set rows}} N_i`, since a clipped
+    user whose kept set is drawn contributes the draw and one whose dropped set is
+    drawn contributes :math:`N_i` minus it. The blocks and the order of the draws
+    are those of :func:`_rand_clip_blocks`, so the random stream is the same.
+    """
+
+    def __init__(self, N: np.ndarray, c: int):
+        m = N.sum(axis=1)
+        self.N, self.d = N, N.shape[1]
+        clipped = np.flatnonzero(m > c)
+        self.blocks = []
+        fixed = N.sum(axis=0)
+        for b0 in range(0, clipped.size, _BLOCK):
+            rows = clipped[b0 : b0 + _BLOCK]
+            excess = m[rows] - c
+            complement = excess < c
+            if not complement.all():
+                fixed -= N[rows[~complement]].sum(axis=0)
+            self.blocks.append((rows, complement, np.where(complement, excess, c)))
+        self.fixed = fixed
+
+    def column_sums(self, gen: np.random.Generator) -> np.ndarray:
+        out = self.fixed.copy()
+        for rows, complement, need in self.blocks:
+            r, col, v = _mv_hypergeometric_leaves(self.N[rows], need, gen)
+            out += np.bincount(col, weights=np.where(complement[r], -v, v), minlength=self.d).astype(np.int64)
+        return out
+
+
 def _rand_clip_column_sums(N: np.ndarray, c: int, gen: np.random.Generator) -> np.ndarray:
-    """Column sums of ``rand_clip(N, c)``, with the same law, without forming the clipped matrix."""
-    d = N.shape[1]
-    dropped = np.zeros(d, dtype=np.int64)
-    for rows, complement, (r, col, v) in _rand_clip_blocks(N, c, gen):
-        # dropped items: the draw itself for complement rows, the row minus the draw otherwise
-        dropped += np.bincount(col, weights=np.where(complement[r], v, -v), minlength=d).astype(np.int64)
-        if not complement.all():
-            dropped += N[rows[~complement]].sum(axis=0)
-    return N.sum(axis=0) - dropped
+    """Column sums of ``rand_clip(N, c)``, with the same law and the same draws, without forming the clipped matrix."""
+    return _RandClipPlan(N, c).column_sums(gen)
 
 
 def clip_sensitivity(C: float, *, norm: str, relation: str) -> float:

@@ -12,7 +12,7 @@ from scipy import special
 from .._rng import as_generator
 from .._validation import check_array, check_int, check_real
 from ._checks import _delta, _epsilon, _histograms, _out, _threshold, _thresholds
-from .clipping import _rand_clip_column_sums
+from .clipping import _rand_clip_column_sums, _sums_by_size
 
 __all__ = [
     "unbounded_threshold",
@@ -174,7 +174,9 @@ def surrogate_error(histograms, C, *, epsilon: float, delta: float):
     .. math:: V(C) = 2\sum_i (\|N_i\|_1 - C)_+ + \sum_{j:\overline N_j > 0}
        \min\Big(\sum_i \frac{C N_{ij}}{\max(C, \|N_i\|_1)},\ C + \frac{C}{\varepsilon}\log\frac{C}{2\delta}\Big)
 
-    Vectorised over an array of thresholds ``C``.
+    Vectorised over an array of thresholds ``C``. Both sums depend on a user only
+    through its size, so the users are summed by size once (see :func:`clip_l1_sum`)
+    and each threshold costs a product with the (sizes × items) table.
 
     Examples
     --------
@@ -185,16 +187,15 @@ def surrogate_error(histograms, C, *, epsilon: float, delta: float):
     Cs, scalar = _thresholds(C)
     eps = _epsilon(epsilon)
     dl = _delta(delta)
-    m = N.sum(axis=1).astype(float)
-    keep = N.sum(axis=0) > 0
-    Nk = N[:, keep].astype(float)
-    out = np.empty(Cs.size)
-    for k, c in enumerate(Cs):
-        w = c / np.maximum(c, np.where(m > 0, m, 1.0))
-        eh = w @ Nk
-        out[k] = (
-            2.0 * np.maximum(m - c, 0.0).sum() + np.minimum(eh, unbounded_threshold(c, epsilon=eps, delta=dl)).sum()
-        )
+    sizes, count, by_size = _sums_by_size(N)
+    keep = by_size.sum(axis=0) > 0
+    A = by_size[:, keep].astype(float)
+    s = sizes.astype(float)
+    w = Cs[:, None] / np.maximum(Cs[:, None], np.maximum(s, 1.0)[None, :])
+    eh = w @ A  # expected clipped sums, one row per threshold
+    t = np.array([unbounded_threshold(c, epsilon=eps, delta=dl) for c in Cs])
+    excess = np.maximum(s[None, :] - Cs[:, None], 0.0) @ count.astype(float)  # sum_i (||N_i||_1 - C)_+
+    out = 2.0 * excess + np.minimum(eh, t[:, None]).sum(axis=1)
     return _out(out[0]) if scalar else out
 
 

@@ -28,6 +28,7 @@ The submodules, one idea each:
 * ``fedfreq.sketch.widths``: error bounds and width rules;
 * ``fedfreq.sketch.private``: the private hybrid sketch;
 * ``fedfreq.sketch.peers``: comparison with other sketches;
+* ``fedfreq.sketch.montecarlo``: many hash draws at once (identical rounds, in parallel);
 * ``fedfreq.sketch.instances``: synthetic instances.
 
 Every public name is importable from ``fedfreq.sketch`` itself.
@@ -52,6 +53,7 @@ from .hashing import (
     MAX_ROUNDS,
     MAX_ROWS,
     MERSENNE_PRIME,
+    HashTables,
     SketchHashes,
     draw_sketch_hashes,
     polynomial_hash,
@@ -65,6 +67,7 @@ from .instances import (
     split_rounds,
     zipf_frequencies,
 )
+from .montecarlo import identical_rounds_errors
 from .peers import (
     PEER_SKETCHES,
     PeerSketchResult,
@@ -98,6 +101,7 @@ __all__ = [
     "MERSENNE_PRIME",
     "DESIGNS",
     "SketchHashes",
+    "HashTables",
     "polynomial_hash",
     "draw_sketch_hashes",
     "encode_items",
@@ -107,6 +111,7 @@ __all__ = [
     "decode_sketches",
     "sketch_estimate",
     "sketch_estimate_clients",
+    "identical_rounds_errors",
     "heterogeneity_vector",
     "tail_energy",
     "minton_price_bound",

@@ -9,9 +9,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import secagg
-from .._validation import check_array, check_int
+from .._validation import check_array, check_choice, check_int
 from .hashing import (
+    DESIGNS,
     MERSENNE_PRIME,
+    HashTables,
     SketchHashes,
     _check_hashes,
     _check_items,
@@ -98,38 +100,62 @@ def _sketch_table(v: np.ndarray, b: np.ndarray, s: np.ndarray, width: int) -> np
     return out.reshape(rows, width)
 
 
-def _tables(hashes: SketchHashes, d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Bucket table (R_b, L, d) and sign table (R_s, L, d) for all items of [d]."""
-    items = np.arange(d)
-    B = np.stack([hashes.buckets(items, m) for m in range(hashes.bucket_coeffs.shape[0])])
-    Sg = np.stack([hashes.signs(items, m) for m in range(hashes.sign_coeffs.shape[0])]).astype(np.int8)
-    return B, Sg
+def _as_tables(hashes, d: int) -> HashTables:
+    """The tables of ``hashes`` (a SketchHashes, tabulated here, or HashTables for [d])."""
+    if isinstance(hashes, HashTables):
+        if hashes.d != d:
+            raise ValueError(f"hashes must tabulate the domain of size d = {d}; these cover d = {hashes.d}")
+        return hashes
+    return _check_hashes(hashes).tabulate(d)
 
 
-def _decode_tables(S: np.ndarray, B: np.ndarray, Sg: np.ndarray, design: str) -> np.ndarray:
-    M, L, _ = S.shape
-    rows_idx = np.arange(L)[:, None]
-    if design == "fresh":
-        acc = np.zeros(B.shape[2])
+def _median_rows(x: np.ndarray) -> np.ndarray:
+    """``np.median(x, axis=-2)``, by a min/max network for 1, 3 or 5 rows (the same values:
+    for an odd count the median is one of the entries)."""
+    L = x.shape[-2]
+    if L == 1:
+        return x[..., 0, :].copy()
+    if L == 3:
+        a, b, c = (x[..., i, :] for i in range(3))
+        return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
+    if L == 5:
+        # the middle two of (a, b, c, e) are max(min(a,b), min(c,e)) and min(max(a,b), max(c,e));
+        # the median of five is the median of those two and the fifth entry
+        a, b, c, e, g = (x[..., i, :] for i in range(5))
+        lo = np.maximum(np.minimum(a, b), np.minimum(c, e))
+        hi = np.minimum(np.maximum(a, b), np.maximum(c, e))
+        return np.maximum(np.minimum(g, lo), np.minimum(np.maximum(g, lo), hi))
+    return np.median(x, axis=-2)
+
+
+def _decode(S: np.ndarray, t: HashTables) -> np.ndarray:
+    """Decode (M, L, W) normalised sketches with the tables ``t`` (see :func:`decode_sketches`)."""
+    M = S.shape[0]
+    flat = t._row_buckets  # (R_b, L, d) indices into a flattened (L, W) sketch
+    if t.design == "fresh":
+        acc = np.zeros(t.d)
         for m in range(M):
-            acc += np.median(Sg[m] * S[m][rows_idx, B[m]], axis=0)
+            acc += _median_rows(t.signs[m] * np.take(S[m], flat[m]))
         return acc / M
-    if design == "shared":
-        return np.median(Sg[0] * S.mean(axis=0)[rows_idx, B[0]], axis=0)
-    acc = np.zeros(B.shape[1:])
+    if t.design == "shared":
+        return _median_rows(t.signs[0] * np.take(S.mean(axis=0), flat[0]))
+    acc = np.zeros((t.rows, t.d))
     for m in range(M):
-        acc += Sg[m] * S[m][rows_idx, B[0]]
-    return np.median(acc / M, axis=0)
+        acc += t.signs[m] * np.take(S[m], flat[0])
+    return _median_rows(acc / M)
 
 
-def _sketch_rounds(F: np.ndarray, hashes: SketchHashes, B: np.ndarray, Sg: np.ndarray) -> np.ndarray:
+def _sketch_rounds(F: np.ndarray, t: HashTables) -> np.ndarray:
+    """The (M, L, W) sketches of the rows of ``F`` (round m uses round m's hashes)."""
     M = F.shape[0]
-    return np.stack(
-        [
-            _sketch_table(F[m], B[m if B.shape[0] > 1 else 0], Sg[m if Sg.shape[0] > 1 else 0], hashes.width)
-            for m in range(M)
-        ]
-    )
+    flat = t._row_buckets
+    size = t.rows * t.width
+    out = np.empty((M, t.rows, t.width))
+    for m in range(M):
+        b = flat[m if flat.shape[0] > 1 else 0]
+        s = t.signs[m if t.signs.shape[0] > 1 else 0]
+        out[m] = np.bincount(b.ravel(), weights=(s * F[m][None, :]).ravel(), minlength=size).reshape(t.rows, t.width)
+    return out
 
 
 def sketch_items(items, hashes: SketchHashes, *, d: int, round_index: int = 0) -> np.ndarray:
@@ -191,7 +217,7 @@ def secure_sketch_sum(
     return secagg.to_signed(total, modulus).reshape(hashes.rows, hashes.width)
 
 
-def decode_sketches(sketches, hashes: SketchHashes, *, d: int) -> np.ndarray:
+def decode_sketches(sketches, hashes: SketchHashes | HashTables, *, d: int) -> np.ndarray:
     r"""Server-side decoding of :math:`M` (normalised) round sketches.
 
     With :math:`\mathrm{dec}(j; m, \ell) = \sigma^{(m)}_\ell(j)\, S^{(m)}_{\ell, h^{(m)}_\ell(j)}`:
@@ -204,8 +230,9 @@ def decode_sketches(sketches, hashes: SketchHashes, *, d: int) -> np.ndarray:
     ----------
     sketches : array_like, shape (M, L, W)
         Round sketches, each normalised by its number of clients.
-    hashes : SketchHashes
-        The hashes used, with ``hashes.rounds == M``.
+    hashes : SketchHashes or HashTables
+        The hashes used, with ``hashes.rounds == M``; tables (:meth:`SketchHashes.tabulate`)
+        save hashing the domain again.
     d : int
         Domain size.
 
@@ -221,11 +248,11 @@ def decode_sketches(sketches, hashes: SketchHashes, *, d: int) -> np.ndarray:
     >>> np.round(decode_sketches(S, h, d=3), 3).tolist()
     [0.5, 0.3, 0.2]
     """
-    hashes = _check_hashes(hashes)
+    if not isinstance(hashes, HashTables):
+        hashes = _check_hashes(hashes)
     d = check_int("d", d, low=1, high=MERSENNE_PRIME - 1)
     S = check_array("sketches", sketches, shape=(hashes.rounds, hashes.rows, hashes.width))
-    B, Sg = _tables(hashes, d)
-    return _decode_tables(S, B, Sg, hashes.design)
+    return _decode(S, _as_tables(hashes, d))
 
 
 def _check_round_frequencies(round_frequencies) -> np.ndarray:
@@ -240,6 +267,7 @@ def sketch_estimate(
     rows: int,
     design: str,
     rng: np.random.Generator | int | None = None,
+    hashes: SketchHashes | HashTables | None = None,
 ) -> np.ndarray:
     r"""Estimate the global frequency vector with a multi-round count sketch.
 
@@ -262,6 +290,13 @@ def sketch_estimate(
         one row's estimate.
     design : {"shared", "fresh", "hybrid"}
     rng : Generator, int or None
+        Draws the hashes (when ``hashes`` is not given).
+    hashes : SketchHashes or HashTables, optional
+        Hashes drawn already, to reuse one draw across calls: then ``rng`` must be None
+        and the hashes' width, rows, design and number of rounds must be those asked for.
+        Tables (:meth:`SketchHashes.tabulate`) also save hashing the domain on each call.
+        The same draw gives the same estimate: ``rng=g`` is the same as
+        ``hashes=draw_sketch_hashes(width=width, rows=rows, rounds=M, design=design, rng=g)``.
 
     Returns
     -------
@@ -272,14 +307,40 @@ def sketch_estimate(
     >>> f = np.array([[0.6, 0.4, 0.0], [0.2, 0.4, 0.4]])
     >>> np.round(sketch_estimate(f, width=256, rows=5, design="hybrid", rng=0), 3).tolist()
     [0.4, 0.4, 0.2]
+    >>> t = draw_sketch_hashes(width=256, rows=5, rounds=2, design="hybrid", rng=0).tabulate(3)
+    >>> np.round(sketch_estimate(f, width=256, rows=5, design="hybrid", hashes=t), 3).tolist()
+    [0.4, 0.4, 0.2]
     """
     F = _check_round_frequencies(round_frequencies)
     M, d = F.shape
     if d > MERSENNE_PRIME - 1:
         raise ValueError(f"the domain size d must lie in [1, {MERSENNE_PRIME - 1}]; got {d}")
-    hashes = draw_sketch_hashes(width=width, rows=rows, rounds=M, design=design, rng=rng)
-    B, Sg = _tables(hashes, d)
-    return _decode_tables(_sketch_rounds(F, hashes, B, Sg), B, Sg, design)
+    if hashes is None:
+        tables = draw_sketch_hashes(width=width, rows=rows, rounds=M, design=design, rng=rng).tabulate(d)
+    else:
+        tables = _given_tables(hashes, width=width, rows=rows, rounds=M, design=design, d=d, rng=rng)
+    return _decode(_sketch_rounds(F, tables), tables)
+
+
+def _given_tables(hashes, *, width, rows, rounds: int, design, d: int, rng) -> HashTables:
+    """Check hashes passed to an estimator against the sketch asked for; return their tables."""
+    if rng is not None:
+        raise ValueError("pass either rng (to draw the hashes) or hashes (drawn already), not both")
+    if not isinstance(hashes, SketchHashes | HashTables):
+        raise ValueError(
+            f"hashes must be a SketchHashes or HashTables (see draw_sketch_hashes); got {type(hashes).__name__}"
+        )
+    width = check_int("width", width, low=1, high=MERSENNE_PRIME - 1)
+    rows = check_int("rows", rows, low=1)
+    design = check_choice("design", design, DESIGNS)
+    asked = {"width": width, "rows": rows, "rounds": rounds, "design": design}
+    for name, value in asked.items():
+        if getattr(hashes, name) != value:
+            raise ValueError(
+                f"hashes were drawn with {name} = {getattr(hashes, name)!r}, but {name} = {value!r} "
+                "was asked for (see HashTables.with_width and HashTables.as_design)"
+            )
+    return _as_tables(hashes, d)
 
 
 def sketch_estimate_clients(

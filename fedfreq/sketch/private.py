@@ -11,7 +11,7 @@ import numpy as np
 from .. import accounting
 from .._rng import as_generator
 from .._validation import check_choice, check_int, check_real
-from .coding import _check_round_frequencies, _decode_tables, _sketch_rounds, _tables
+from .coding import _check_round_frequencies, _decode, _sketch_rounds
 from .hashing import draw_sketch_hashes
 
 __all__ = ["sketch_sensitivity", "dp_sketch_sigma", "dp_sketch_epsilon", "paper_dp_sigma", "dp_hybrid_sketch_estimate"]
@@ -162,8 +162,7 @@ def dp_hybrid_sketch_estimate(
     sigma = check_real("sigma", sigma, low=0.0)
     gen = as_generator(rng)
     M, d = F.shape
-    hashes = draw_sketch_hashes(width=width, rows=rows, rounds=M, design=design, rng=gen)
-    B, Sg = _tables(hashes, d)
-    S = _sketch_rounds(F, hashes, B, Sg)
+    tables = draw_sketch_hashes(width=width, rows=rows, rounds=M, design=design, rng=gen).tabulate(d)
+    S = _sketch_rounds(F, tables)
     S = S + sigma * gen.standard_normal(S.shape)
-    return _decode_tables(S, B, Sg, design)
+    return _decode(S, tables)
