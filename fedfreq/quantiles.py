@@ -623,6 +623,10 @@ def cpbm_sum_mechanism(*, m: int, theta: float, neighbours: int | None = 1) -> M
     vector (norm :math:`\sqrt b`) to :math:`\ell_2` norm 1 instead would shrink
     it by :math:`1/\sqrt b` and bias the decoded counts; the coordinate-wise
     privacy analysis (:func:`histogram_rdp`) needs only :math:`|y| \le 1`.
+    Because that clipping is the identity, the draws are made directly from
+    :math:`1/2 + \theta y`: the same probabilities and the same random numbers as
+    :func:`~fedfreq.cpbm.cpbm_encode` (the test suite checks it), without a norm per
+    entry (:math:`n(2^b - 1)` of them at depth b).
 
     Returns
     -------
@@ -638,14 +642,17 @@ def cpbm_sum_mechanism(*, m: int, theta: float, neighbours: int | None = 1) -> M
     theta = check_real("theta", theta, low=0.0, high=0.25, low_open=True)
     if neighbours is not None:
         neighbours = check_int("neighbours", neighbours, low=1)
-    from .cpbm import cpbm_decode, cpbm_encode
+    from .cpbm import cpbm_decode
     from .secagg import modulus_for, secure_sum
 
     def mechanism(user_vectors, rng=None) -> np.ndarray:
         g = as_generator(rng)
         u = check_array("user_vectors", user_vectors, ndim=2, low=-1.0, high=1.0)
-        n, dim = u.shape
-        z = cpbm_encode(u.reshape(-1, 1), theta=theta, C=1.0, m=m, rng=g).reshape(n, dim)
+        n = u.shape[0]
+        # cpbm_encode(u.reshape(-1, 1), theta=theta, C=1.0, m=m, rng=g) without its clipping (see above)
+        p = u * theta
+        p += 0.5
+        z = g.binomial(m, p)
         total = secure_sum(z, modulus=modulus_for(n, m), max_entry=m, rng=g, neighbours=neighbours)
         return n * cpbm_decode(total, n=n, theta=theta, C=1.0, m=m)
 

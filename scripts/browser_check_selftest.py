@@ -103,7 +103,7 @@ def fixture_pages() -> dict[str, tuple[str, set[str]]]:
                 "Code wider than its column",
                 '<div style="overflow-x: auto; max-width: 600px"><pre>' + "x = 1; " * 150 + "</pre></div>",
             ),
-            {"overflow"},
+            set(),  # a warning in the report; a failure with --strict-overflow
         ),
         "wide_on_a_phone.html": (
             page("Fits a desktop, not a phone", '<div style="width: 700px">a box 700 pixels wide</div>'),
@@ -236,8 +236,17 @@ def main() -> int:
         )
         if code != 0:
             problems.append(f"checker exit status {code} on good pages only, expected 0")
+
         if report.get("pages_checked") != 4:
             problems.append(f"--include selected {report.get('pages_checked')} pages, expected 4")
+
+        # 3. With --strict-overflow a box wider than its column fails its page.
+        code, report = run_checker(
+            site, tmp / "report-strict.json", tmp / "shots-strict", "--include", "wide_code.html", "--strict-overflow"
+        )
+        kinds = {f["kind"] for p in report["pages"] for f in p["failures"]}
+        if code != 1 or kinds != {"overflow"}:
+            problems.append(f"--strict-overflow: exit {code}, failure kinds {sorted(kinds)}, expected 1 and overflow")
     finally:
         if args.keep:
             print(f"selftest: kept {tmp}")

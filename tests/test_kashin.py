@@ -118,3 +118,57 @@ def test_bad_shapes_and_frames_raise():
         tight_frame(5, 3)
     with pytest.raises(ValueError, match="kind"):
         tight_frame(2, 3, kind="haar")
+
+
+def test_unique_rows_give_the_representation_of_every_row():
+    # one-item histograms (unit vectors), repeated: unique=True represents each distinct row once and copies it
+    rng = np.random.default_rng(11)
+    d = 12
+    U = tight_frame(d, 2 * d, rng=4)
+    X = np.eye(d)[rng.integers(0, d, size=500)] * rng.integers(1, 3, size=(500, 1))
+    full = kashin_representation(X, U, eta=0.7, nu=0.3)
+    once = kashin_representation(X, U, eta=0.7, nu=0.3, unique=True)
+    assert once.shape == full.shape
+    assert np.allclose(once, full, rtol=0.0, atol=1e-12)
+    rows, inverse = np.unique(X, axis=0, return_inverse=True)
+    assert rows.shape[0] <= 2 * d
+    assert all(np.array_equal(once[i], once[j]) for i, j in [(0, np.flatnonzero(inverse == inverse[0])[-1])])
+    # distinct rows and a single vector go through unchanged
+    Z = rng.normal(size=(40, d))
+    assert np.array_equal(
+        kashin_representation(Z, U, eta=0.7, nu=0.3, unique=True), kashin_representation(Z, U, eta=0.7, nu=0.3)
+    )
+    assert np.array_equal(
+        kashin_representation(Z[0], U, eta=0.7, nu=0.3, unique=True), kashin_representation(Z[0], U, eta=0.7, nu=0.3)
+    )
+    with pytest.raises(ValueError, match="unique"):
+        kashin_representation(Z, U, eta=0.7, nu=0.3, unique="yes")
+
+
+def test_representation_is_homogeneous_and_row_wise():
+    # what the precomputed-representation arguments of fedfreq.protocols rely on
+    rng = np.random.default_rng(12)
+    U = tight_frame(10, 30, rng=5)
+    X = rng.poisson(3.0, size=(300, 10)).astype(float) + 0.5
+    Y = kashin_representation(X, U, eta=0.7, nu=0.3)
+    c = rng.uniform(0.01, 100.0, size=(300, 1))
+    assert np.allclose(kashin_representation(c * X, U, eta=0.7, nu=0.3), c * Y, rtol=1e-12, atol=1e-12 * c.max())
+    idx = rng.choice(300, size=37, replace=False)
+    assert np.allclose(kashin_representation(X[idx], U, eta=0.7, nu=0.3), Y[idx], rtol=0.0, atol=1e-12)
+
+
+def test_large_inputs_are_processed_in_blocks_of_rows(monkeypatch):
+    import fedfreq.kashin as kashin_module
+
+    rng = np.random.default_rng(13)
+    U = tight_frame(8, 16, rng=6)
+    X = rng.poisson(2.0, size=(1000, 8)).astype(float)
+    whole = kashin_representation(X, U, eta=0.7, nu=0.3)
+    monkeypatch.setattr(kashin_module, "_BLOCK_ENTRIES", 0)
+    monkeypatch.setattr(kashin_module, "_BLOCK_ROWS", 300)  # four blocks of 250 rows
+    calls = []
+    block = kashin_module._truncation_block
+    monkeypatch.setattr(kashin_module, "_truncation_block", lambda X, *a: calls.append(len(X)) or block(X, *a))
+    blocked = kashin_representation(X, U, eta=0.7, nu=0.3)
+    assert calls == [250, 250, 250, 250]
+    assert np.allclose(blocked, whole, rtol=0.0, atol=1e-12)

@@ -199,3 +199,53 @@ def test_precomputed_representation_gives_the_same_run_and_is_checked():
         tffe(x, U, B=60.0, b=5, theta=0.2, m=8, theta_q=0.2, m_q=4, rng=3, y=y[:-1])
     with pytest.raises(ValueError, match="y must have shape"):
         ocpbm_estimate(x, U, theta=0.2, m=8, rng=5, y=y[:, :-1])
+
+
+def test_precomputed_representation_in_mffe_multiround_and_baselines():
+    # the y= argument skips Kashin's computation and changes neither the random draws nor (beyond rounding) the result
+    from fedfreq.protocols import multiround_fixed_estimate, normalize_estimate, sample_estimate
+
+    x, U = _data(n=400)
+    y = kashin_representation(x, U, **KASHIN)
+    a = mffe(x, U, rounds=4, theta=0.2, m=16, theta_q=0.2, m_q=16, rng=9)
+    b = mffe(x, U, rounds=4, theta=0.2, m=16, theta_q=0.2, m_q=16, rng=9, y=y)
+    assert np.array_equal(a.x_hat, b.x_hat) and np.array_equal(a.C, b.C)
+    a = multiround_fixed_estimate(x, U, rounds=4, C=8.0, theta=0.2, m=16, rng=10)
+    b = multiround_fixed_estimate(x, U, rounds=4, C=8.0, theta=0.2, m=16, rng=10, y=y)
+    assert np.array_equal(a, b)
+    x0 = np.vstack([x, np.zeros((1, x.shape[1]))])  # a user with no items: normalised to zero either way
+    y0 = kashin_representation(x0, U, **KASHIN)
+    g1, g2 = np.random.default_rng(11), np.random.default_rng(11)
+    a = normalize_estimate(x0, U, theta=0.2, m=16, rng=g1)
+    b = normalize_estimate(x0, U, theta=0.2, m=16, rng=g2, y=y0)
+    assert np.allclose(a, b, rtol=0.0, atol=1e-12)
+    assert g1.random() == g2.random()  # the same number of draws
+    for k in (1, 3, 8, int(x.sum(axis=1).max())):  # sampled, partly sampled, and nobody sampled
+        g1, g2 = np.random.default_rng(12), np.random.default_rng(12)
+        a = sample_estimate(x, U, k=k, theta=0.2, m=16, rng=g1)
+        b = sample_estimate(x, U, k=k, theta=0.2, m=16, rng=g2, y=y)
+        assert np.allclose(a, b, rtol=0.0, atol=1e-12), k
+        assert g1.random() == g2.random()
+    for f, kw in (
+        (normalize_estimate, {}),
+        (sample_estimate, {"k": 2}),
+        (multiround_fixed_estimate, {"rounds": 4, "C": 8.0}),
+    ):
+        with pytest.raises(ValueError, match="y must have shape"):
+            f(x, U, theta=0.2, m=16, rng=1, y=y[:-1], **kw)
+    with pytest.raises(ValueError, match="y must have shape"):
+        mffe(x, U, rounds=4, theta=0.2, m=16, theta_q=0.2, m_q=16, rng=9, y=y[:, :-1])
+
+
+def test_quantile_mechanism_draws_as_cpbm_encode():
+    # the coordinate-wise cPBM of the quantile step skips the (identity) clipping of cpbm_encode: same draws
+    from fedfreq import secagg
+    from fedfreq.cpbm import cpbm_decode, cpbm_encode
+    from fedfreq.quantiles import cpbm_sum_mechanism, histogram_user_vectors
+
+    u = histogram_user_vectors(np.random.default_rng(3).integers(0, 16, size=300), encoding="dht", b=4)
+    got = cpbm_sum_mechanism(m=3, theta=0.2)(u, np.random.default_rng(4))
+    g = np.random.default_rng(4)
+    z = cpbm_encode(u.reshape(-1, 1).astype(float), theta=0.2, C=1.0, m=3, rng=g).reshape(u.shape)
+    total = secagg.secure_sum(z, modulus=secagg.modulus_for(300, 3), max_entry=3, rng=g)
+    assert np.array_equal(got, 300 * cpbm_decode(total, n=300, theta=0.2, C=1.0, m=3))

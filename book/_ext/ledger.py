@@ -429,7 +429,7 @@ class FullScaleResults(_TableDirective):
                     here = stored.get(c["id"], {"verdict": "not in the stored outputs", "evidence": ""})
                     mark = "**" if c["verdict"] != here["verdict"] else ""
                     out += [
-                        f"* - [`{c['id']}`](claims_ledger.md#{row_anchor(c['id'])})",
+                        f"* - {{claim}}`{c['id']}`",
                         f"  - *{here['verdict']}*. {_cell(here['evidence'])}",
                         f"  - {mark}{c['verdict']}{mark}. {_cell(c['evidence'])}",
                     ]

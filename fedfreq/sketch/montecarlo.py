@@ -71,7 +71,7 @@ def identical_rounds_errors(
     reps : int
         Number of independent hash draws.
     rng : Generator, int or None
-        Spawns one independent stream per repeat (:meth:`numpy.random.Generator.spawn`),
+        Spawns one independent stream per repeat (``numpy.random.Generator.spawn``),
         so the result does not depend on ``workers``.
     workers : int
         Processes to use (1: run here). At full scale the repeats show a progress bar.

@@ -1,0 +1,70 @@
+"""The stored results of the last run at the papers' scale (book/full_scale/, written by
+`make full` through scripts/full_results.py) cover every chapter and every claim, and a
+claim whose verdict differs between the two scales says why in its ledger entry."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import full_results  # noqa: E402
+from ledger import load_full_scale, load_ledger, stored_verdicts  # noqa: E402
+
+CHAPTERS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.md"))
+RECORDS = load_full_scale()
+LEDGER = load_ledger()
+#: What the papers' scale may take per chapter on a 2-core machine.
+MAX_SECONDS, MAX_GB = 1800, 4.0
+
+
+def test_every_chapter_has_a_stored_full_scale_run():
+    assert full_results.check(CHAPTERS) == []
+    assert sorted(RECORDS) == CHAPTERS
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_each_chapter_completed_within_its_limits(stem):
+    rec = RECORDS[stem]
+    assert rec["status"] == "ok", f"{stem}: {rec['status']} ({rec.get('detail')})"
+    assert rec["seconds"] <= MAX_SECONDS, f"{stem}: {rec['seconds']} s"
+    assert 0 < rec["peak_rss_gb"] <= MAX_GB, f"{stem}: {rec['peak_rss_gb']} GB"
+    for key in ("date", "machine", "python"):
+        assert rec.get(key), f"{stem}: no {key}"
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_every_claim_has_a_verdict_at_both_scales(stem):
+    want = {c["id"] for c in LEDGER if c["chapter"] == f"notebooks/{stem}"}
+    full = [c["id"] for c in RECORDS[stem]["claims"]]
+    assert len(full) == len(set(full)), f"{stem}: a claim checked twice at full scale"
+    assert set(full) == want, f"{stem}: missing {sorted(want - set(full))}, extra {sorted(set(full) - want)}"
+    stored = set(stored_verdicts(stem))
+    assert want <= stored, f"{stem}: the stored outputs lack {sorted(want - stored)}"
+
+
+def test_a_verdict_that_differs_between_scales_is_explained():
+    full = {c["id"]: c for rec in RECORDS.values() for c in rec["claims"]}
+    unexplained = [
+        f"{c['id']}: {c['verdict']} here, {full[c['id']]['verdict']} at the papers' scale"
+        for c in LEDGER
+        if c["id"] in full and full[c["id"]]["verdict"] != c["verdict"] and not c.get("full_scale_note")
+    ]
+    assert not unexplained, "ledger entries need a full_scale_note:\n" + "\n".join(unexplained)
+
+
+def test_every_stored_figure_has_a_caption_and_alt_text():
+    for stem, rec in RECORDS.items():
+        for fig in rec["figures"]:
+            assert (full_results.DATA_DIR / fig["file"]).stat().st_size > 1000, fig["file"]
+            assert fig["section"], f"{stem}: a figure outside any section"
+            assert fig["caption"] and len(fig["alt"]) >= 20, f"{stem}: {fig['file']} lacks a caption or alt text"
+
+
+def test_the_json_is_what_the_script_writes():
+    for stem, rec in RECORDS.items():
+        path = full_results.DATA_DIR / f"{stem}.json"
+        assert path.read_text() == json.dumps(rec, indent=1, ensure_ascii=False) + "\n"
