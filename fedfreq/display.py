@@ -55,6 +55,14 @@ def book_style(*, width: float = 6.4, height: float = 3.8) -> None:
     ------
     ValueError
         If ``width`` or ``height`` is outside (0, 20].
+
+    Examples
+    --------
+    >>> import matplotlib as mpl
+    >>> book_style(width=5.0, height=3.0)
+    >>> mpl.rcParams["axes.prop_cycle"].by_key()["color"][0] == PALETTE[0]
+    True
+    >>> book_style()
     """
     width = check_real("width", width, low=0.0, high=20.0, low_open=True)
     height = check_real("height", height, low=0.0, high=20.0, low_open=True)
