@@ -21,8 +21,9 @@ radius :math:`r` and :math:`c = r^2\gamma^2`, the client
    with :math:`f_j = \lfloor |y_j| \rfloor` and :math:`p_j \in [0, 1)`. Randomized
    rounding (step 4) turns :math:`y_j` into a two-point random variable with mean
    :math:`y_j` and variance :math:`p_j(1-p_j)`, so its second moment is
+   :math:`v_j = y_j^2 + p_j(1 - p_j)`, which equals
 
-   .. math:: v_j = y_j^2 + p_j(1 - p_j) = f_j^2 + (2f_j + 1)\,p_j .
+   .. math:: v_j = f_j^2 + (2f_j + 1)\,p_j .
 
    The client scales :math:`v` down to :math:`\sum_j v_j \le c` when needed and
    solves the last identity for the new magnitude: with :math:`f = \lfloor\sqrt v\rfloor`,
