@@ -54,8 +54,9 @@ is :math:`(\alpha, \varepsilon(\alpha))`-RDP with
 
 (:func:`smm_rdp`), valid when
 
-.. math:: \ell_\infty \le \min\Bigl\{\frac{2\mu_{\text{tot}}}{\alpha},\
-    \sqrt{\frac{4\mu_{\text{tot}}}{10.9\alpha^2 - 1.8\alpha - 9.1}}\Bigr\}
+.. math:: \ell_\infty \le \min\{a, b\}, \qquad a = \frac{2\mu_{\text{tot}}}{\alpha},
+
+.. math:: b = \sqrt{\frac{4\mu_{\text{tot}}}{10.9\alpha^2 - 1.8\alpha - 9.1}}
 
 (:func:`smm_l_inf_max`). The neighbouring relation is *add/remove one client's
 data while the total noise* :math:`\mu_{\text{tot}}` *is kept*: the two
@@ -71,10 +72,14 @@ checks the one-coordinate bound against the exact Rényi divergence
 (``tests/test_skellam.py``).
 
 (ε, δ) conversion: :func:`smm_epsilon` uses :func:`fedfreq.accounting.rdp_to_dp`,
-:math:`\varepsilon = \min_\alpha \varepsilon(\alpha) + \log(1 - 1/\alpha) -
-(\log\delta + \log\alpha)/(\alpha - 1)`. Written out, this is *the same
-formula* as the authors' "improved" conversion
-:math:`\varepsilon(\alpha) + (\log(1/\delta) + (\alpha-1)\log(1-1/\alpha) - \log\alpha)/(\alpha-1)`;
+
+.. math:: \varepsilon = \min_\alpha\, [\varepsilon(\alpha) + k(\alpha)],
+
+.. math:: k(\alpha) = \log(1 - 1/\alpha) - \frac{\log\delta + \log\alpha}{\alpha - 1}.
+
+Written out, this is *the same formula* as the authors' "improved" conversion,
+:math:`\varepsilon(\alpha)` plus
+:math:`(\log(1/\delta) + (\alpha-1)\log(1-1/\alpha) - \log\alpha)/(\alpha-1)`;
 the only differences are the grid of orders (by default the authors' integer
 orders 2, ..., 99, :data:`SMM_ORDERS`) and the floor of ε at 0 in
 :func:`~fedfreq.accounting.rdp_to_dp`.
