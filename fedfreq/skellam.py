@@ -79,7 +79,10 @@ checks the one-coordinate bound against the exact Rényi divergence
 
 Written out, this is *the same formula* as the authors' "improved" conversion,
 :math:`\varepsilon(\alpha)` plus
-:math:`(\log(1/\delta) + (\alpha-1)\log(1-1/\alpha) - \log\alpha)/(\alpha-1)`;
+
+.. math:: \frac{\log(1/\delta) + (\alpha-1)\log(1-1/\alpha) - \log\alpha}{\alpha-1};
+
+
 the only differences are the grid of orders (by default the authors' integer
 orders 2, ..., 99, :data:`SMM_ORDERS`) and the floor of ε at 0 in
 :func:`~fedfreq.accounting.rdp_to_dp`.
@@ -366,8 +369,9 @@ def smm_encode(x, *, gamma: float, c: float, l_inf: float, mu: float, rng=None) 
 def smm_l_inf_max(order, *, mu_total: float):
     r"""Largest :math:`\ell_\infty` for which the SMM RDP bound is claimed at order α.
 
-    .. math:: \ell_\infty^{\max}(\alpha) = \min\Bigl\{\frac{2\mu_{\text{tot}}}{\alpha},\
-        \sqrt{\frac{4\mu_{\text{tot}}}{10.9\alpha^2 - 1.8\alpha - 9.1}}\Bigr\}
+    .. math:: \ell_\infty^{\max}(\alpha) = \min\{a, b\}, \qquad a = \frac{2\mu_{\text{tot}}}{\alpha},
+
+    .. math:: b = \sqrt{\frac{4\mu_{\text{tot}}}{10.9\alpha^2 - 1.8\alpha - 9.1}}
 
     (authors' ``smm_dse_analysis.py``). The denominator equals
     :math:`(\alpha - 1)(10.9\alpha + 9.1) > 0` for α > 1; the bound decreases in α.
@@ -446,8 +450,8 @@ def smm_rdp(order, *, c: float, mu_total: float, l_inf: float | None = None):
 def smm_epsilon(delta: float, *, c: float, mu_total: float, l_inf: float | None = None, orders=None):
     r"""(ε, δ)-DP of SMM from :func:`smm_rdp` via :func:`fedfreq.accounting.rdp_to_dp`.
 
-    The conversion is :math:`\varepsilon = \max\{0, \min_\alpha \varepsilon(\alpha) + \log(1-1/\alpha)
-    - (\log\delta + \log\alpha)/(\alpha-1)\}`.
+    The conversion is :math:`\varepsilon = \max\{0, \min_\alpha [\varepsilon(\alpha) + k(\alpha)]\}` with
+    :math:`k(\alpha) = \log(1-1/\alpha) - (\log\delta + \log\alpha)/(\alpha-1)`.
     This is algebraically identical to the authors' conversion in
     ``smm_dse_analysis.py``; results differ from theirs only through the grid
     of orders (default :data:`SMM_ORDERS`, their integers 2..99) and the floor at 0.
