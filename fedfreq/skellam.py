@@ -451,7 +451,10 @@ def smm_epsilon(delta: float, *, c: float, mu_total: float, l_inf: float | None 
     r"""(ε, δ)-DP of SMM from :func:`smm_rdp` via :func:`fedfreq.accounting.rdp_to_dp`.
 
     The conversion is :math:`\varepsilon = \max\{0, \min_\alpha [\varepsilon(\alpha) + k(\alpha)]\}` with
-    :math:`k(\alpha) = \log(1-1/\alpha) - (\log\delta + \log\alpha)/(\alpha-1)`.
+
+    .. math:: k(\alpha) = \log(1-1/\alpha) - \frac{\log\delta + \log\alpha}{\alpha-1}.
+
+
     This is algebraically identical to the authors' conversion in
     ``smm_dse_analysis.py``; results differ from theirs only through the grid
     of orders (default :data:`SMM_ORDERS`, their integers 2..99) and the floor at 0.
@@ -624,7 +627,9 @@ def smm_exact_rdp(order, *, x, mu_total: float) -> np.ndarray:
 
     For a client value :math:`x = f + p \ge 0` (:math:`f` integer, :math:`p \in [0, 1)`),
     the output with the client present is the mixture
-    :math:`P = (1-p)\,\mathrm{Sk}(\mu_{\text{tot}}) * \delta_f + p\,\mathrm{Sk}(\mu_{\text{tot}}) * \delta_{f+1}`
+
+    .. math:: P = (1-p)\,S * \delta_f + p\,S * \delta_{f+1}, \qquad S = \mathrm{Sk}(\mu_{\text{tot}}),
+
     and without it :math:`Q = \mathrm{Sk}(\mu_{\text{tot}})` (the neighbouring relation of
     the module docstring). Returns :math:`\max(D_\alpha(P\|Q), D_\alpha(Q\|P))`, computed
     with :func:`fedfreq.accounting.renyi_divergence` on the support

@@ -673,6 +673,13 @@ def main(argv: list[str] | None = None) -> int:
         "--narrow-width", type=int, default=390, help="a phone's width for the second pass (0: no second pass)"
     )
     ap.add_argument(
+        "--narrow-exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip the phone-width pass for pages matching GLOB (a known, listed exception; repeatable)",
+    )
+    ap.add_argument(
         "--strict-overflow",
         action="store_true",
         help="fail a page on which a box overflows at the desktop width (default: a warning in the report)",
@@ -737,6 +744,10 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 for res in results:
                     if res.get("redirect"):
+                        continue
+                    if any(fnmatch.fnmatch(res["page"], pat) for pat in args.narrow_exclude):
+                        res["narrow_skipped"] = True
+                        print(f"SKIP {res['page']}  at {args.narrow_width} px (--narrow-exclude)", flush=True)
                         continue
                     was_ok = res["ok"]
                     check_narrow(narrow, server, res["page"], args, res)
