@@ -78,7 +78,7 @@ def tight_frame(d: int, D: int, *, kind: str = "orthogonal", rng=None) -> np.nda
     ``kind="dct"`` takes d distinct random rows of :math:`H\,\mathrm{diag}(s)`, with H the
     orthonormal DCT-II matrix of size D and s uniform random signs: entries bounded by
     :math:`\sqrt{2/D}` and an O(D log D) transform. Bounded entries alone do not make it
-    better conditioned: on the seed's i.i.d. count data (d = 50, D = 2d and 4d) its plain
+    better conditioned: on the OcPBM paper's i.i.d. count data (d = 50, D = 2d and 4d) its plain
     frame coefficients and its Kashin coefficients were measured to be *less* flat than
     with the random orthogonal frame, which therefore stays the default.
 

@@ -33,6 +33,8 @@ from fedfreq.baselines import (
     kary_rr_frequency_estimate,
     laplace_mechanism,
     laplace_variance,
+    oue_count_variance,
+    oue_frequency_estimate,
     randomized_response,
     rr_count_variance,
     rr_debias_count,
@@ -418,3 +420,63 @@ def test_other_validation_messages():
         randomized_response([0.5, 1.0], epsilon=1.0, rng=0)
     with pytest.raises(ValueError, match="axis"):
         rr_debias_count([[0, 1]], epsilon=1.0, axis=2)
+
+
+# ---------------------------------------------------------------------------
+# optimised unary encoding
+# ---------------------------------------------------------------------------
+
+
+def test_oue_unbiased_with_stated_variance():
+    eps, trials = 0.7, 3000
+    counts = np.array([500, 200, 50, 0])
+    n = int(counts.sum())
+    gen = np.random.default_rng(7)
+    est = np.array([oue_frequency_estimate(counts, epsilon=eps, rng=gen) for _ in range(trials)])
+    var = oue_count_variance(n, counts, epsilon=eps)
+    q = 1 / (math.exp(eps) + 1)
+    for j in range(counts.size):
+        kurt = bernoulli_sum_excess_kurtosis([0.5] * counts[j] + [q] * (n - counts[j]))
+        assert_mean(est[:, j].mean(), counts[j], var[j], trials, f"item {j} mean")
+        assert_variance(est[:, j].var(ddof=1), var[j], trials, kurt, f"item {j} var")
+    # closed form 4 n e^eps / (e^eps - 1)^2 + c
+    closed = 4 * n * math.exp(eps) / math.expm1(eps) ** 2 + counts
+    assert np.allclose(var, closed, rtol=1e-12)
+
+
+def test_oue_matches_per_user_bit_flipping():
+    """The aggregate draw has the law of per-user unary encoding with independent flips."""
+    eps, trials = 1.0, 4000
+    counts = np.array([30, 10, 0])
+    n, k = int(counts.sum()), counts.size
+    gen = np.random.default_rng(11)
+    onehot = np.eye(k, dtype=int)[np.repeat(np.arange(k), counts)]
+    q = 1 / (math.exp(eps) + 1)
+    keep = gen.random((trials, n, k)) < np.where(onehot == 1, 0.5, q)
+    direct = (keep.sum(axis=1) - n * q) / (0.5 - q)
+    agg = np.array([oue_frequency_estimate(counts, epsilon=eps, rng=gen) for _ in range(trials)])
+    var = oue_count_variance(n, counts, epsilon=eps)
+    for j in range(k):
+        se = math.sqrt(2 * var[j] / trials)
+        assert abs(direct[:, j].mean() - agg[:, j].mean()) <= Z * se
+
+
+def test_oue_is_eps_ldp():
+    """Two one-hot inputs differ in two bits; the worst report ratio is exactly e^eps."""
+    for eps in [0.1, 1.0, 5.0]:
+        p, q = 0.5, 1 / (math.exp(eps) + 1)
+        ratio = (p / q) * ((1 - q) / (1 - p))
+        assert abs(math.log(ratio) - eps) < 1e-12
+
+
+def test_oue_validation():
+    with pytest.raises(ValueError, match="counts"):
+        oue_frequency_estimate([1, -1], epsilon=1.0, rng=0)
+    with pytest.raises(ValueError, match="epsilon"):
+        oue_frequency_estimate([1, 2], epsilon=0.0, rng=0)
+    with pytest.raises(ValueError, match="true_count"):
+        oue_count_variance(5, 6, epsilon=1.0)
+    with pytest.raises(ValueError, match="n"):
+        oue_count_variance(-1, 0, epsilon=1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        oue_count_variance(5, 1, epsilon=float("nan"))

@@ -46,3 +46,10 @@ def test_every_ledger_entry_of_a_paper_is_in_its_coverage(prefix):
     listed = {i for item in COVERAGE[prefix]["items"] for i in item.get("ledger") or []}
     own = {i for i in IDS if i.split("-")[0] == prefix}
     assert not own - listed, f"{prefix}: ledger entries no coverage item names: {sorted(own - listed)}"
+
+
+@pytest.mark.parametrize("prefix", PAPERS)
+def test_no_statement_is_left_unexamined(prefix):
+    """Every item is checked (at least partly) by a ledger entry or is out of scope with a reason."""
+    open_items = [item["where"] for item in COVERAGE[prefix]["items"] if coverage_status(item) == "not yet checked"]
+    assert not open_items, f"{prefix}: statements with neither a ledger entry nor a reason: {open_items}"

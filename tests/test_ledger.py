@@ -111,6 +111,26 @@ def test_stored_outputs_print_the_ledger_verdicts(md):
             assert f"{c['id']}: {c['verdict']}." in text, f"{c['id']}: stored output lacks the verdict line"
 
 
+@pytest.mark.parametrize("md", CHAPTERS, ids=lambda p: p.stem)
+def test_a_bound_reports_its_tightness(md):
+    """An entry marked ``bound: true`` prints how close the worst case found comes to the bound."""
+    nb = json.loads(md.with_suffix(".ipynb").read_text())
+    lines = [
+        line
+        for cell in nb["cells"]
+        if cell["cell_type"] == "code"
+        for out in cell.get("outputs", [])
+        for line in "".join(out.get("text", "") or out.get("data", {}).get("text/plain", "")).splitlines()
+    ]
+    for c in LEDGER:
+        if c["chapter"] != f"notebooks/{md.stem}":
+            continue
+        assert c.get("bound", False) in (True, False), f"{c['id']}: bound must be true or false"
+        if c.get("bound"):
+            line = next(x for x in lines if x.startswith(f"{c['id']}: {c['verdict']}."))
+            assert "tightness" in line, f"{c['id']}: a bound's verdict line must report its tightness"
+
+
 def test_errata_and_ledger_pages_render_from_the_data():
     assert "```{errata}" in (ROOT / "book" / "errata.md").read_text()
     assert "```{claims-ledger}" in (ROOT / "book" / "claims_ledger.md").read_text()
