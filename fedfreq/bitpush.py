@@ -693,10 +693,10 @@ def client_random_variance(values, probs, *, b: int) -> float:
     (divisor ``n``), conditioning on the counts and using
     :func:`finite_population_variance` given them gives
 
-    .. math:: \mathbb V[\hat x] = \frac{n}{n-1}\sum_j \beta_j\,
+    .. math:: \mathbb V[\hat x] ={}& \frac{n}{n-1}\sum_j \beta_j\,
               \mathbb E\Bigl[\frac{I_j}{c_j}\Bigr]
-              - \frac{1}{n-1}\sum_{j,k} 2^{j+k}\sigma_{jk}\Pr[I_jI_k = 1]
-              + \sum_{j,k} 2^{j+k}\,\bar x^{(j)}\bar x^{(k)}\operatorname{Cov}(I_j, I_k),
+              - \frac{1}{n-1}\sum_{j,k} 2^{j+k}\sigma_{jk}\Pr[I_jI_k = 1] \\
+              &+ \sum_{j,k} 2^{j+k}\,\bar x^{(j)}\bar x^{(k)}\operatorname{Cov}(I_j, I_k),
 
     with :math:`\Pr[I_jI_k=1] = 1-(1-p_j)^n-(1-p_k)^n+(1-p_j-p_k)^n` for
     :math:`j\ne k`. :math:`\mathbb E[I_j/c_j] = \sum_{k\ge1}\Pr[c_j=k]/k` is summed in log

@@ -427,7 +427,7 @@ def optimal_composition_delta(epsilon: float, delta: float, levels: int, total_e
 
     .. math:: 1 - (1-\delta)^L + (1-\delta)^L\sum_{j=0}^{L}\binom Lj
         \bigl[a^j b^{L-j} - e^{\varepsilon_{\rm tot}} a^{L-j} b^j\bigr]_+,
-        \quad a = \tfrac{e^\varepsilon}{1+e^\varepsilon},\ b = 1 - a,
+        \\ a = \tfrac{e^\varepsilon}{1+e^\varepsilon},\ b = 1 - a,
 
     computed in log space. It reduces to the theorem's :math:`\delta_i` at
     :math:`\varepsilon_{\rm tot} = (L - 2i)\varepsilon`.

@@ -587,7 +587,7 @@ def delta_exact(sampling_rate: float, epsilon: float, tau: int) -> float:
     :math:`V_k = X_k\,\mathbb 1[X_k \ge \tau]` (0 meaning suppressed),
 
     .. math:: \delta(\varepsilon) = \sup_{k \ge 1}\ \max\bigl\{
-        \delta_+(k),\ \delta_-(k)\bigr\},\qquad
+        \delta_+(k),\ \delta_-(k)\bigr\},\\
         \delta_+(k) = H_\varepsilon(V_k\,\|\,V_{k-1}),\quad
         \delta_-(k) = H_\varepsilon(V_{k-1}\,\|\,V_k),
 

@@ -497,9 +497,9 @@ def smm_mu_for_epsilon(
     The RDP bound is linear in :math:`1/\mu_{\text{tot}}`, so for each order the
     smallest admissible total mean is explicit,
 
-    .. math:: \mu_{\text{tot}}(\alpha) = \max\Bigl\{\frac{(1.2\alpha+1)c}{4(\varepsilon - b(\alpha))},\
+    .. math:: \mu_{\text{tot}}(\alpha) &= \max\Bigl\{\frac{(1.2\alpha+1)c}{4(\varepsilon - b(\alpha))},\
         \frac{\alpha\ell_\infty}{2},\ \frac{\ell_\infty^2(10.9\alpha^2-1.8\alpha-9.1)}{4}\Bigr\},
-        \quad b(\alpha) = \log(1-\tfrac1\alpha) - \frac{\log\delta + \log\alpha}{\alpha-1},
+        \\ b(\alpha) & = \log(1-\tfrac1\alpha) - \frac{\log\delta + \log\alpha}{\alpha-1},
 
     for orders with :math:`b(\alpha) < \varepsilon` (the last two terms only when
     ``l_inf`` is given), and the answer is the minimum over the grid divided by

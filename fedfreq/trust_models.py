@@ -1,7 +1,7 @@
 """The four trust models of differential privacy on the simplest task: a private count.
 
-Each of ``n`` users holds a bit :math:`b_i \\in \\{0, 1\\}` and the analyst wants the
-count :math:`S = \\sum_i b_i` under :math:`(\\varepsilon, \\delta)`-DP. This module
+Each of ``n`` users holds a bit :math:`v_i \\in \\{0, 1\\}` and the analyst wants the
+count :math:`S = \\sum_i v_i` under :math:`(\\varepsilon, \\delta)`-DP. This module
 calibrates one unbiased estimator of :math:`S` per trust model, gives the exact
 standard deviation of each estimator, and simulates each mechanism so that a Monte
 Carlo experiment can check the formulas.
@@ -32,11 +32,11 @@ Models (:data:`MODELS`)
     reports being shuffled before the analyst sees them; :math:`\\varepsilon_0` is
     chosen with the amplification bound of :func:`shuffle_epsilon`.
 ``"distributed-binomial"``
-    Every client adds :math:`\\mathrm{Bin}(t, p)` noise to her bit, with an integer
-    :math:`t \\ge 1` and :math:`p \\in (0, 1/2]`; secure aggregation reveals only the
-    noisy sum :math:`S + \\mathrm{Bin}(nt, p)`, whose privacy is computed exactly
+    Every client adds :math:`\\mathrm{Bin}(m, p)` noise to her bit, with an integer
+    :math:`m \\ge 1` and :math:`p \\in (0, 1/2]`; secure aggregation reveals only the
+    noisy sum :math:`S + \\mathrm{Bin}(nm, p)`, whose privacy is computed exactly
     (:func:`binomial_mechanism_delta`), and the server subtracts :math:`ntp`. When
-    little noise is needed in total, the clients keep :math:`t = 1` and lower
+    little noise is needed in total, the clients keep :math:`m = 1` and lower
     :math:`p`, so the error is not floored at :math:`\\sqrt n/2`
     (:func:`binomial_client_noise`).
 
@@ -569,15 +569,15 @@ def _client_noise(n: int, eps: float, delta: float) -> tuple[int, float, int]:
 
 
 def binomial_client_noise(*, n, epsilon, delta) -> tuple[int, float]:
-    """Per-client noise :math:`\\mathrm{Bin}(t, p)` of the ``"distributed-binomial"`` model.
+    """Per-client noise :math:`\\mathrm{Bin}(m, p)` of the ``"distributed-binomial"`` model.
 
     Calibration rule, with :math:`N^*` = :func:`binomial_noise_trials` (the smallest
     symmetric noise :math:`\\mathrm{Bin}(N^*, 1/2)` meeting the target):
 
-    * if :math:`N^* \\ge n`: :math:`t = \\lceil N^*/n \\rceil` and :math:`p = 1/2`. The
-      secure sum carries :math:`\\mathrm{Bin}(nt, 1/2)` with :math:`nt \\ge N^*`, at
+    * if :math:`N^* \\ge n`: :math:`m = \\lceil N^*/n \\rceil` and :math:`p = 1/2`. The
+      secure sum carries :math:`\\mathrm{Bin}(nm, 1/2)` with :math:`nm \\ge N^*`, at
       least as private as :math:`N^*` trials (monotonicity in ``N``);
-    * if :math:`N^* < n`: :math:`t = 1` and :math:`p \\in (0, 1/2]` is the value found by
+    * if :math:`N^* < n`: :math:`m = 1` and :math:`p \\in (0, 1/2]` is the value found by
       bisection on the exact δ of :math:`S + \\mathrm{Bin}(n, p)`
       (:func:`binomial_noise_probability`; it meets the target, and it is the smallest
       valid ``p`` unless δ, which is not monotone in ``p``, dips below the target
@@ -585,7 +585,7 @@ def binomial_client_noise(*, n, epsilon, delta) -> tuple[int, float]:
 
     The second branch is what keeps the error from being floored at :math:`\\sqrt n/2`
     (the standard deviation of one fair coin per client) when the target needs less
-    noise than that. The variance of the noise is :math:`ntp(1-p)`. Skewed noise is
+    noise than that. The variance of the noise is :math:`nmp(1-p)`. Skewed noise is
     less efficient than fair coins: in every case we computed, :math:`\\mathrm{Bin}(n,
     p)` with small ``p`` needs a larger variance than :math:`\\mathrm{Bin}(N^*, 1/2)`
     for the same target (its mass at 0 must be at most δ); but with every client adding
@@ -597,7 +597,7 @@ def binomial_client_noise(*, n, epsilon, delta) -> tuple[int, float]:
     Returns
     -------
     t : int
-        Noise trials per client, at least 1.
+        Noise trials per client, :math:`m` in the text, at least 1.
     p : float
         Success probability of each trial, in :math:`(0, 1/2]`.
 
@@ -626,8 +626,8 @@ def calibrate_count(model, *, n, epsilon, delta=None) -> dict:
     model's own parameters: ``"scale"`` (Laplace :math:`b = 1/\\varepsilon`),
     ``"sigma"`` (Gaussian), ``"epsilon0"`` (randomized-response level; equal to
     ``epsilon`` for ``"local-rr"``), or, for ``"distributed-binomial"``,
-    ``"trials_per_client"`` (``t``) and ``"p"`` (each client adds
-    :math:`\\mathrm{Bin}(t, p)`; see :func:`binomial_client_noise`) together with
+    ``"trials_per_client"`` (:math:`m`, returned as ``t``) and ``"p"`` (each client adds
+    :math:`\\mathrm{Bin}(m, p)`; see :func:`binomial_client_noise`) together with
     ``"symmetric_trials"`` (:math:`N^*` of :func:`binomial_noise_trials`).
 
     Examples
@@ -687,7 +687,7 @@ def count_std(model, *, n, epsilon, delta=None) -> float:
         the error that analysis supports, not the best error of the shuffle model.
     ``"distributed-binomial"``
         :math:`\\sqrt{ntp(1-p)}` with ``(t, p)`` from :func:`binomial_client_noise`: the
-        secure sum is :math:`S + \\mathrm{Bin}(nt, p)` and the server subtracts
+        secure sum is :math:`S + \\mathrm{Bin}(nm, p)` and the server subtracts
         :math:`ntp`. When the target needs less than one fair coin per client, ``t = 1``
         and ``p < 1/2``; the error is then close to the central Gaussian's at small ε,
         drifts above it as ε grows, and levels off near
@@ -757,7 +757,7 @@ def simulate_count(bits, model, *, epsilon, delta=None, rng=None) -> float:
     ``"local-rr"`` and ``"shuffle-rr"`` flip every bit independently with probability
     :math:`q`; ``"shuffle-rr"`` also permutes the reports (the analyst sees only the
     shuffled multiset). ``"distributed-binomial"`` draws each client's own
-    :math:`\\mathrm{Bin}(t, p)` noise (``(t, p)`` from :func:`binomial_client_noise`),
+    :math:`\\mathrm{Bin}(m, p)` noise (``(t, p)`` from :func:`binomial_client_noise`),
     and only the sum of the noisy values is used (the output of secure aggregation);
     the server subtracts :math:`ntp`. All operations are vectorised over users.
 

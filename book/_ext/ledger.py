@@ -165,7 +165,7 @@ class ClaimsLedger(_TableDirective):
         out += [
             "```{list-table} Every claim",
             ":header-rows: 1",
-            ":widths: 11 15 46 20 8",
+            ":widths: 11 12 48 20 9",
             ":class: ledger-table",
             "",
             "* - Id",

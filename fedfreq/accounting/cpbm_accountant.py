@@ -314,8 +314,8 @@ def cpbm_rdp(order, *, n: int, theta: float, m: int, dim: int):
 
     .. math::
 
-        \varepsilon(\lambda) = \frac{m\,\mathrm{dim}}{\lambda-1}\log\max(\Pi_1, \Pi_2),\qquad
-        \Pi_1 = \mathbb E\bigl[(1+u_K)^{\lambda}\bigr],\quad
+        \varepsilon(\lambda) &= \frac{m\,\mathrm{dim}}{\lambda-1}\log\max(\Pi_1, \Pi_2),\\
+        \Pi_1 &= \mathbb E\bigl[(1+u_K)^{\lambda}\bigr],\quad
         \Pi_2 = \mathbb E\bigl[(1+u_K)^{1-\lambda}\bigr],
 
     with :math:`K \sim \mathrm{Bin}(n'+1, \tfrac12+\theta)`, :math:`n' = \lceil (n-1)/2\rceil`,

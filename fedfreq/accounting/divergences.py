@@ -20,8 +20,8 @@ def renyi_divergence(log_p, log_q, order):
 
     .. math::
 
-        D_\alpha(P\,\|\,Q) = \frac{1}{\alpha-1}\log\sum_i p_i^\alpha q_i^{1-\alpha}
-        = \frac{1}{\alpha-1}\,\mathrm{logsumexp}_i\bigl(\alpha\log p_i + (1-\alpha)\log q_i\bigr)
+        D_\alpha(P\,\|\,Q) &= \frac{1}{\alpha-1}\log\sum_i p_i^\alpha q_i^{1-\alpha} \\
+        &= \frac{1}{\alpha-1}\,\mathrm{logsumexp}_i\bigl(\alpha\log p_i + (1-\alpha)\log q_i\bigr)
 
     for α > 1 (Rényi 1961; Mironov 2017, Definition 3). Outcomes with
     :math:`p_i = 0` contribute nothing (also when :math:`q_i = 0`); an outcome with

@@ -88,9 +88,9 @@ def rdp_laplace(order, *, sensitivity: float = 1.0, scale: float):
 
     .. math::
 
-        \varepsilon(\alpha) = \frac{1}{\alpha-1}\log\Bigl[\frac{\alpha}{2\alpha-1}
-            e^{(\alpha-1)t} + \frac{\alpha-1}{2\alpha-1} e^{-\alpha t}\Bigr]
-        = t + \frac{1}{\alpha-1}\log\Bigl[1 + \frac{\alpha-1}{2\alpha-1}
+        \varepsilon(\alpha) &= \frac{1}{\alpha-1}\log\Bigl[\frac{\alpha}{2\alpha-1}
+            e^{(\alpha-1)t} + \frac{\alpha-1}{2\alpha-1} e^{-\alpha t}\Bigr] \\
+        &= t + \frac{1}{\alpha-1}\log\Bigl[1 + \frac{\alpha-1}{2\alpha-1}
             \bigl(e^{-(2\alpha-1)t} - 1\bigr)\Bigr]
 
     (Mironov 2017, Proposition 6; exact for one-dimensional outputs). The second

@@ -171,8 +171,9 @@ def unbounded_expected_error(hbar, Nbar, *, C: float, epsilon: float, delta: flo
 def surrogate_error(histograms, C, *, epsilon: float, delta: float):
     r"""The surrogate :math:`V(C)` of Algorithm 4 (Liu et al. 2023, Sec. 5).
 
-    .. math:: V(C) = 2\sum_i (\|N_i\|_1 - C)_+ + \sum_{j:\overline N_j > 0}
-       \min\Big(\sum_i \frac{C N_{ij}}{\max(C, \|N_i\|_1)},\ C + \frac{C}{\varepsilon}\log\frac{C}{2\delta}\Big)
+    .. math:: V(C) ={}& 2\sum_i (\|N_i\|_1 - C)_+ \\
+       &+ \sum_{j:\overline N_j > 0} \min\Big(\sum_i \frac{C N_{ij}}{\max(C, \|N_i\|_1)},\
+       C + \frac{C}{\varepsilon}\log\frac{C}{2\delta}\Big)
 
     Vectorised over an array of thresholds ``C``. Both sums depend on a user only
     through its size, so the users are summed by size once (see :func:`clip_l1_sum`)

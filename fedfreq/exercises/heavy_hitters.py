@@ -89,7 +89,7 @@ def check_optimal_composition(
 
     .. math:: 1 - (1-\delta)^L + (1-\delta)^L\sum_{j=0}^{L}\binom Lj
         \bigl[a^j b^{L-j} - e^{\varepsilon_{\rm tot}} a^{L-j} b^j\bigr]_+,
-        \quad a = \tfrac{e^\varepsilon}{1+e^\varepsilon},\ b = 1 - a.
+        \\ a = \tfrac{e^\varepsilon}{1+e^\varepsilon},\ b = 1 - a.
 
     The checker first tests two properties (a value in [0, 1]; no increase as
     ``total_epsilon`` grows), then compares with
