@@ -3,6 +3,7 @@
 claim whose verdict differs between the two scales says why in its ledger entry."""
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -54,6 +55,17 @@ def test_a_verdict_that_differs_between_scales_is_explained():
         if c["id"] in full and full[c["id"]]["verdict"] != c["verdict"] and not c.get("full_scale_note")
     ]
     assert not unexplained, "ledger entries need a full_scale_note:\n" + "\n".join(unexplained)
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_stored_results_sit_under_a_section_of_the_chapter(stem):
+    """The page of results at the papers' scale groups them by the chapter's sections: a
+    section renamed since the run must be renamed in the stored record too."""
+    source = (ROOT / "notebooks" / f"{stem}.md").read_text(encoding="utf-8")
+    headings = {h.strip() for h in re.findall(r"^#+ (.+)$", source, re.M)}
+    rec = RECORDS[stem]
+    stale = {item["section"] for item in rec["figures"] + rec["tables"] if item["section"] not in headings}
+    assert not stale, f"{stem}: stored results under sections the chapter no longer has: {sorted(stale)}"
 
 
 def test_every_stored_figure_has_a_caption_and_alt_text():
