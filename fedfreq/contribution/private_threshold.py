@@ -85,12 +85,12 @@ def private_threshold_sgd(
 ) -> float:
     r"""Private estimate of C* by noisy SGD (Bassily, Smith & Thakurta 2014, Alg. 1); Liu et al. 2023, Cor. 4.4.
 
-    Per-user loss :math:`\ell_i(C) = f_i(C) + MC/n` with the ratio
+    Per-user loss :math:`g_i(C) = f_i(C) + MC/n` with the ratio
     :math:`\|N_i\|_1/\|N_i\|_2` capped at :math:`\sqrt s`, so that
-    :math:`\ell_i` is L-Lipschitz with :math:`L = \sqrt s + M/n`. For
+    :math:`g_i` is L-Lipschitz with :math:`L = \sqrt s + M/n`. For
     ``T = steps`` iterations (default :math:`n^2`, as in Bassily et al.): pick a
     user i uniformly, and set
-    :math:`C_{t+1} = \Pi_{[0, C_m]}\big(C_t - \eta_t (n\,\ell_i'(C_t) + b_t)\big)`,
+    :math:`C_{t+1} = \Pi_{[0, C_m]}\big(C_t - \eta_t (n\,g_i'(C_t) + b_t)\big)`,
     :math:`b_t \sim \mathcal N(0, \sigma_{sgd}^2)`,
     :math:`\sigma_{sgd}^2 = 32 L^2 T \log(n/\delta')\log(1/\delta')/\varepsilon'^2`
     (their Algorithm 1 with T = n² has :math:`n^2` in place of T),
