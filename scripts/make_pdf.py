@@ -257,8 +257,13 @@ def book_config() -> dict:
 
 
 def edition_line() -> str:
-    """Author, date of printing and the commit printed, for the title page."""
-    line = f"{book_config().get('author', '')} · printed {datetime.date.today().isoformat()}"
+    """Edition, author, date of printing and the commit printed, for the title page."""
+    from importlib.metadata import version
+
+    line = (
+        f"Edition {version('fedfreq')} (the book and the fedfreq package) · "
+        f"{book_config().get('author', '')} · printed {datetime.date.today().isoformat()}"
+    )
     try:
         git = ["git", "-C", str(ROOT)]
         commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)

@@ -92,6 +92,14 @@ def test_title_and_chapter_titles_are_in_the_text(pages: list[str], book_text: s
     assert not missing, f"chapter titles not found in the PDF: {missing}"
 
 
+def test_the_edition_is_printed(pages: list[str]) -> None:
+    """The title page names the edition: the installed package's version, which the book shares."""
+    from importlib.metadata import version
+
+    edition = version("fedfreq")
+    assert f"Edition {edition}" in " ".join(pages[0].split()), f"edition {edition} not on the title page"
+
+
 def test_claim_verdict_lines_are_in_the_text(book_text: str) -> None:
     """The verdict line of the first claim of every chapter, as its claim cell prints it."""
     checked = []
