@@ -9,13 +9,20 @@ numbers. From them this script writes
   (the longest chain of prerequisites that leads to the chapter), an arrow for each
   prerequisite. Deterministic: no random layout, a fixed SVG hash salt, no dates.
 * the chapter-by-chapter section of ``book/course_guide.md``, between the lines
-  ``<!-- course:start -->`` and ``<!-- course:end -->``.
+  ``<!-- course:start -->`` and ``<!-- course:end -->``;
+* the syllabi of the same page, between ``<!-- syllabi:start -->`` and
+  ``<!-- syllabi:end -->``: every week with its hours of work outside class (reading,
+  exercises, the week's share of an assignment, project work), and the time of each
+  assignment. A week's reading is timed from the length of the sections it names (the
+  rule of ``--estimate``), an exercise at 3/4 h (conceptual) or 1.5 h (programming), an
+  assignment from the estimates per question in ``book/course.yml``.
 
 Usage::
 
     python scripts/make_course_graph.py             # write the figure and the section
     python scripts/make_course_graph.py --check     # exit 1 if the section is stale or a figure is missing
     python scripts/make_course_graph.py --estimate  # hours suggested by each chapter's length
+    python scripts/make_course_graph.py --weeks     # the hours of every week of the syllabi
 
 ``tests/test_course_guide.py`` runs the check, and checks that the graph has no cycle and
 that every arrow points from an earlier chapter to a later one.
@@ -44,6 +51,9 @@ SVG = IMAGES / "course_graph.svg"
 PNG = IMAGES / "course_graph.png"
 START = "<!-- course:start -->"
 END = "<!-- course:end -->"
+SYLLABI_START = "<!-- syllabi:start -->"
+SYLLABI_END = "<!-- syllabi:end -->"
+ASSIGNMENTS_DIR = ROOT / "book" / "assignments"
 
 # Okabe-Ito colours (safe for colour-blind readers), as on the roadmap: the part built on
 # each paper has that paper's colour there.
@@ -233,19 +243,21 @@ def render_section(parts: list[Part], chapters: list[Chapter], background: dict[
     return "\n".join(lines)
 
 
-def splice(page: str, section: str) -> str:
+def splice(page: str, section: str, markers: tuple[str, str] = (START, END)) -> str:
     """``page`` with the text between its markers replaced by ``section``."""
-    start, end = page.find(START), page.find(END)
+    first, last = markers
+    start, end = page.find(first), page.find(last)
     if start < 0 or end < start:
-        raise ValueError(f"{PAGE.name} has no {START} ... {END} section")
-    return page[:start] + section + page[end + len(END) :]
+        raise ValueError(f"{PAGE.name} has no {first} ... {last} section")
+    return page[:start] + section + page[end + len(last) :]
 
 
-def current_section(page: str) -> str:
-    start, end = page.find(START), page.find(END)
+def current_section(page: str, markers: tuple[str, str] = (START, END)) -> str:
+    first, last = markers
+    start, end = page.find(first), page.find(last)
     if start < 0 or end < start:
-        raise ValueError(f"{PAGE.name} has no {START} ... {END} section")
-    return page[start : end + len(END)]
+        raise ValueError(f"{PAGE.name} has no {first} ... {last} section")
+    return page[start : end + len(last)]
 
 
 # ---------------------------------------------------------------- the figure
@@ -403,6 +415,223 @@ def estimate_hours(name: str) -> tuple[float, float]:
     return max(0.5, math.floor(reading * 2 + 0.5) / 2), math.floor(exercises * 2 + 0.5) / 2
 
 
+# ---------------------------------------------------------------- syllabi and their hours
+
+#: Title of the pseudo-section that holds a chapter's opening (objectives and motivation,
+#: before its first ``##`` heading); it is read with the chapter's first section.
+EXERCISES_SECTION = "Exercises"
+
+
+@dataclass(frozen=True)
+class Week:
+    number: int
+    reading: tuple[tuple[str, tuple[str, ...]], ...]  # (chapter, sections); () = the whole chapter
+    exercises: tuple[str, ...]
+    assignment: str  # "" or the name of an assignment master
+    assignment_share: float
+    project_hours: float
+    project: str
+    in_class: str
+
+
+@dataclass(frozen=True)
+class Syllabus:
+    key: str
+    title: str
+    summary: str
+    weeks: tuple[Week, ...]
+
+
+def chapter_sections(name: str) -> dict[str, float]:
+    """Hours of every ``##`` section of a chapter, by the rule of :func:`estimate_hours`
+    (words of prose and lines of code); the opening counts with the first section."""
+    hours: dict[str, float] = {}
+    current = ""
+    inside = False
+    for line in (NB_DIR / f"{name}.md").read_text().splitlines():
+        if line.startswith("```{code-cell"):
+            inside = True
+            continue
+        if inside and line.startswith("```"):
+            inside = False
+            continue
+        if inside:
+            hours[current] = hours.get(current, 0.0) + 1 / CODE_LINES_PER_HOUR
+            continue
+        if line.startswith("## "):
+            title = line[3:].strip()
+            if not current and "" in hours:
+                hours[title] = hours.pop("")
+            current = title
+            continue
+        hours[current] = hours.get(current, 0.0) + len(line.split()) / WORDS_PER_HOUR
+    return hours
+
+
+def reading_hours(name: str, sections: tuple[str, ...]) -> float:
+    """Hours to read the named sections of a chapter; no sections: the whole chapter but
+    its exercises (whose time is counted with the exercises set)."""
+    hours = chapter_sections(name)
+    if not sections:
+        return sum(h for title, h in hours.items() if title != EXERCISES_SECTION)
+    unknown = [s for s in sections if s not in hours]
+    if unknown:
+        raise ValueError(f"{name} has no section {unknown[0]!r}")
+    return sum(hours[s] for s in sections)
+
+
+def exercise_kinds() -> dict[str, bool]:
+    """Every exercise label of the chapters: True for a programming exercise."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import make_exercises_index
+
+    return {ex.label: ex.programming for ex in make_exercises_index.all_exercises()}
+
+
+def assignment_questions(name: str) -> dict[str, float]:
+    """The questions of a master, ``name:`` of each ``# BEGIN QUESTION`` block, with their
+    points (0 where the block gives none)."""
+    import json
+
+    nb = json.loads((ASSIGNMENTS_DIR / f"{name}.ipynb").read_text(encoding="utf-8"))
+    questions: dict[str, float] = {}
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if "# BEGIN QUESTION" in source:
+            m = re.search(r"^name:\s*(\S+)", source, re.MULTILINE)
+            if m:
+                points = re.search(r"^points:\s*([0-9.]+)", source, re.MULTILINE)
+                questions[m.group(1)] = float(points.group(1)) if points else 0.0
+    return questions
+
+
+def assignment_hours(data: dict | None = None) -> dict[str, float]:
+    """Total hours of each assignment: its questions plus the time to set up and submit."""
+    data = data if data is not None else yaml.safe_load(DATA.read_text())
+    return {
+        name: float(a["setup_hours"]) + sum(float(h) for h in a["question_hours"].values())
+        for name, a in data["assignments"].items()
+    }
+
+
+def load_syllabi(data: dict | None = None) -> tuple[tuple[float, float], list[Syllabus]]:
+    """The stated weekly hours outside class (low, high) and the syllabi."""
+    data = data if data is not None else yaml.safe_load(DATA.read_text())
+    s = data["syllabi"]
+    low, high = s["weekly_hours"]
+    syllabi = []
+    for key, d in s["courses"].items():
+        weeks = []
+        for k, w in enumerate(d["weeks"], start=1):
+            reading = tuple((r["chapter"], tuple(r.get("sections", ()))) for r in w.get("reading", []))
+            a = w.get("assignment") or {}
+            p = w.get("project") or {}
+            weeks.append(
+                Week(
+                    number=k,
+                    reading=reading,
+                    exercises=tuple(w.get("exercises", ())),
+                    assignment=a.get("name", ""),
+                    assignment_share=float(a.get("share", 0.0)),
+                    project_hours=float(p.get("hours", 0.0)),
+                    project=p.get("what", ""),
+                    in_class=w["in_class"],
+                )
+            )
+        syllabi.append(Syllabus(key, d["title"], " ".join(d["summary"].split()), tuple(weeks)))
+    return (float(low), float(high)), syllabi
+
+
+def week_hours(week: Week, kinds: dict[str, bool], assignments: dict[str, float]) -> dict[str, float]:
+    """Reading, exercises, assignment and project hours of one week, and their total."""
+    reading = sum(reading_hours(name, sections) for name, sections in week.reading)
+    exercises = sum(HOURS_PER_PROGRAMMING if kinds[label] else HOURS_PER_CONCEPTUAL for label in week.exercises)
+    assignment = week.assignment_share * assignments[week.assignment] if week.assignment else 0.0
+    parts = {"reading": reading, "exercises": exercises, "assignment": assignment, "project": week.project_hours}
+    return {**parts, "total": sum(parts.values())}
+
+
+def _part_label(name: str) -> str:
+    m = re.match(r"part(\d+)_", name)
+    roman = ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII"]
+    return f"Part {roman[int(m.group(1))]}" if m else name
+
+
+def _h1(h: float) -> str:
+    return f"{h:.1f}"
+
+
+def render_syllabi(chapters: list[Chapter], data: dict | None = None) -> str:
+    """The syllabi section of the course guide, with every week's hours."""
+    data = data if data is not None else yaml.safe_load(DATA.read_text())
+    (low, high), syllabi = load_syllabi(data)
+    kinds = exercise_kinds()
+    assignments = assignment_hours(data)
+    by_name = {ch.name: ch for ch in chapters}
+    lines = [
+        SYLLABI_START,
+        "<!-- generated by scripts/make_course_graph.py from book/course.yml; edit those, not this section -->",
+        "",
+        f"Both syllabi assume a graduate course with about three hours in class and {low:g} to {high:g} hours "
+        "of work outside it each week, and every week below stays within that range. A week's reading is one "
+        "chapter or a set of its sections (named by their headings); its deliverable is the exercises of the "
+        "week, which students check themselves, a share of an assignment for a part, which is graded, or "
+        "project work. Exercise links go to the exercise in the book; the student edition has the same "
+        "exercises without the solutions. Each syllabus leaves out whole parts rather than cutting chapters "
+        "short, and a chapter outside the syllabus makes a good project topic.",
+        "",
+        "The *Hours* column is the work outside class: reading (R), exercises (E), assignment (A) and project "
+        f"(P). Reading is timed from the length of the sections read ({WORDS_PER_HOUR} words or "
+        f"{CODE_LINES_PER_HOUR} lines of code an hour), an exercise at {HOURS_PER_CONCEPTUAL:g} h if conceptual "
+        f"and {HOURS_PER_PROGRAMMING:g} h if programming, and an assignment from the times in the table at the "
+        "end of this section; an assignment spread over two weeks counts half in each.",
+    ]
+    for syl in syllabi:
+        lines += ["", f"### {syl.key}: {syl.title}", "", syl.summary, ""]
+        lines += ["| Week | Reading | Due | In class | Hours |", "|---|---|---|---|---|"]
+        for w in syl.weeks:
+            reading = []
+            for name, sections in w.reading:
+                ch = by_name[name]
+                label = f"Ch. {ch.number}" if ch.number.isdigit() else f"Appendix {ch.number}"
+                item = f"{{doc}}`{label} <{ch.doc}>`"
+                if sections:
+                    item += ": " + ", ".join(f"*{s}*" for s in sections)
+                reading.append(item)
+            due = [f"{{ref}}`{label}`" for label in w.exercises]
+            if w.assignment:
+                half = " (half)" if w.assignment_share < 1 else ""
+                due.append(f"Assignment for {_part_label(w.assignment)}{half}")
+            if w.project:
+                due.append(w.project)
+            h = week_hours(w, kinds, assignments)
+            split = " + ".join(
+                f"{key[0].upper()} {_h1(h[key])}"
+                for key in ("reading", "exercises", "assignment", "project")
+                if h[key] > 0
+            )
+            lines.append(
+                f"| {w.number} | {'; '.join(reading) or '—'} | {', '.join(due) or '—'} | {w.in_class} "
+                f"| **{_h1(h['total'])}** ({split}) |"
+            )
+    lines += [
+        "",
+        "**Time of the assignments.** Estimated hours for a student who has read the chapters: about one "
+        "hour for a question that asks for one function or number, one and a half for a question with "
+        "several parts or an error of a paper to find, and half an hour to set up, run the checks and "
+        "submit. *Points* are those of the assignment's questions.",
+        "",
+        "| Assignment | Questions | Points | Hours |",
+        "|---|---|---|---|",
+    ]
+    for name, a in data["assignments"].items():
+        qs = ", ".join(f"{q} {float(h):g} h" for q, h in a["question_hours"].items())
+        points = sum(assignment_questions(name).values())
+        lines.append(f"| {_part_label(name)} (`{name}`) | {qs} | {points:g} | {assignments[name]:g} |")
+    lines += ["", SYLLABI_END]
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- entry point
 
 
@@ -410,8 +639,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the section is stale or a figure missing")
     parser.add_argument("--estimate", action="store_true", help="print the hours suggested by each chapter's length")
+    parser.add_argument("--weeks", action="store_true", help="print the hours of every week of the syllabi")
     args = parser.parse_args(argv)
     parts, chapters, background = load()
+    if args.weeks:
+        (low, high), courses = load_syllabi()
+        kinds, assignments = exercise_kinds(), assignment_hours()
+        for syl in courses:
+            for w in syl.weeks:
+                h = week_hours(w, kinds, assignments)
+                flag = "" if low <= h["total"] <= high else "  <-- outside the stated hours"
+                parts_txt = " ".join(f"{k[0].upper()}{v:.2f}" for k, v in h.items() if k != "total")
+                print(f"{syl.key} week {w.number:2d}: {h['total']:5.2f} h ({parts_txt}){flag}")
+        return 0
     if args.estimate:
         print(f"{'chapter':26} {'reading':>8} {'(stored)':>9} {'exercises':>10} {'(stored)':>9}")
         for ch in chapters:
@@ -420,21 +660,24 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     page = PAGE.read_text()
     section = render_section(parts, chapters, background)
+    weeks = render_syllabi(chapters)
     if args.check:
         problems = []
         if current_section(page) != section:
             problems.append(f"{PAGE.relative_to(ROOT)} is out of date with book/course.yml")
+        if current_section(page, (SYLLABI_START, SYLLABI_END)) != weeks:
+            problems.append(f"the syllabi of {PAGE.relative_to(ROOT)} are out of date with book/course.yml")
         problems += [f"{p.relative_to(ROOT)} is missing" for p in (SVG, PNG) if not p.exists()]
         for p in problems:
             print(p, file=sys.stderr)
         if problems:
             print("run: python scripts/make_course_graph.py", file=sys.stderr)
         return 1 if problems else 0
-    new = splice(page, section)
+    new = splice(splice(page, section), weeks, (SYLLABI_START, SYLLABI_END))
     if new != page:
         PAGE.write_text(new)
     draw(parts, chapters)
-    print(f"wrote {SVG.relative_to(ROOT)}, {PNG.relative_to(ROOT)} and the section of {PAGE.relative_to(ROOT)}")
+    print(f"wrote {SVG.relative_to(ROOT)}, {PNG.relative_to(ROOT)} and the sections of {PAGE.relative_to(ROOT)}")
     return 0
 
 

@@ -141,3 +141,85 @@ def test_short_names_fit_their_boxes():
     for ch in CHAPTERS:
         lines = cg.textwrap.wrap(ch.short, cg.WRAP)
         assert len(lines) <= 2 and all(len(line) <= cg.WRAP for line in lines), ch.short
+
+
+# ---------------------------------------------------------------- syllabi and their hours
+
+DATA = yaml.safe_load(cg.DATA.read_text())
+(LOW, HIGH), SYLLABI = cg.load_syllabi(DATA)
+KINDS = cg.exercise_kinds()
+ASSIGNMENT_HOURS = cg.assignment_hours(DATA)
+
+
+def test_the_syllabi_section_equals_what_the_script_generates():
+    markers = (cg.SYLLABI_START, cg.SYLLABI_END)
+    assert cg.current_section(PAGE, markers) == cg.render_syllabi(CHAPTERS, DATA), (
+        "run: python scripts/make_course_graph.py"
+    )
+
+
+def test_the_page_states_the_weekly_hours_of_the_data():
+    assert (LOW, HIGH) == (6.0, 8.0)
+    assert f"{LOW:g} to {HIGH:g} hours of work outside it each week" in PAGE
+
+
+@pytest.mark.parametrize("syllabus", SYLLABI, ids=lambda s: s.key)
+def test_every_week_lies_within_the_stated_hours(syllabus):
+    assert len(syllabus.weeks) == 10
+    for week in syllabus.weeks:
+        hours = cg.week_hours(week, KINDS, ASSIGNMENT_HOURS)
+        assert LOW <= hours["total"] <= HIGH, (
+            f"syllabus {syllabus.key}, week {week.number}: {hours['total']:.2f} h "
+            f"(see python scripts/make_course_graph.py --weeks)"
+        )
+
+
+def test_the_week_check_can_fail():
+    week = SYLLABI[0].weeks[0]
+    heavy = cg.Week(
+        **{
+            **week.__dict__,
+            "reading": ((CHAPTERS[0].name, ()),),
+            "assignment": "part1_foundations",
+            "assignment_share": 1.0,
+        }
+    )
+    assert cg.week_hours(heavy, KINDS, ASSIGNMENT_HOURS)["total"] > HIGH
+
+
+def test_week_hours_add_up_their_parts():
+    week = SYLLABI[0].weeks[1]
+    hours = cg.week_hours(week, KINDS, ASSIGNMENT_HOURS)
+    exercises = sum(cg.HOURS_PER_PROGRAMMING if KINDS[e] else cg.HOURS_PER_CONCEPTUAL for e in week.exercises)
+    assert hours["exercises"] == pytest.approx(exercises)
+    assert hours["assignment"] == pytest.approx(week.assignment_share * ASSIGNMENT_HOURS[week.assignment])
+    assert hours["total"] == pytest.approx(sum(v for k, v in hours.items() if k != "total"))
+
+
+def test_section_reading_is_part_of_the_chapter_reading():
+    sections = cg.chapter_sections("01_foundations")
+    whole = cg.reading_hours("01_foundations", ())
+    assert whole == pytest.approx(sum(h for s, h in sections.items() if s != cg.EXERCISES_SECTION))
+    assert abs(whole - CHAPTERS[0].reading_hours) <= max(1.0, 0.35 * CHAPTERS[0].reading_hours)
+    with pytest.raises(ValueError, match="no section"):
+        cg.reading_hours("01_foundations", ("A section that does not exist",))
+
+
+def test_every_assignment_spread_over_weeks_is_done_in_full():
+    for syllabus in SYLLABI:
+        shares: dict[str, float] = {}
+        for week in syllabus.weeks:
+            if week.assignment:
+                shares[week.assignment] = shares.get(week.assignment, 0.0) + week.assignment_share
+        assert shares
+        assert all(s == pytest.approx(1.0) for s in shares.values()), shares
+
+
+def test_assignment_estimates_cover_exactly_the_questions_of_the_masters():
+    masters = sorted(p.stem for p in cg.ASSIGNMENTS_DIR.glob("*.ipynb"))
+    assert sorted(DATA["assignments"]) == masters
+    for name, entry in DATA["assignments"].items():
+        questions = cg.assignment_questions(name)
+        assert questions, name
+        assert sorted(entry["question_hours"]) == sorted(questions), name
+        assert all(0 < float(h) <= 3 for h in entry["question_hours"].values())
