@@ -454,6 +454,7 @@ def optimal_composition_delta(epsilon: float, delta: float, levels: int, total_e
     hs = np.exp(special.logsumexp(terms, axis=1))
     keep = (1.0 - d) ** L
     out = -np.expm1(L * np.log1p(-d)) + keep * hs if d > 0 else hs
+    out = np.minimum(out, 1.0)  # a hockey-stick divergence is at most 1 (rounding can pass it)
     return float(out[0]) if scalar else out
 
 
@@ -472,10 +473,14 @@ def optimal_composition_epsilon(epsilon: float, delta: float, levels: int, total
     lo, hi = 0.0, L * e
     if optimal_composition_delta(e, d, L, 0.0) <= td:
         return 0.0
-    while hi - lo > 1e-10 * hi:
+    for _ in range(200):  # each step halves the bracket: ends after about 35 steps
+        if hi - lo <= 1e-10 * hi:
+            break
         mid = 0.5 * (lo + hi)
         if optimal_composition_delta(e, d, L, mid) <= td:
             hi = mid
         else:
             lo = mid
-    return round(hi, 12)
+    # hi passes; rounding to 12 decimals (for stable printing) must not move it below
+    shown = round(hi, 12)
+    return shown if shown >= hi else hi

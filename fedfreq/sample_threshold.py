@@ -406,8 +406,11 @@ def delta_theorem(sampling_rate, epsilon, tau):
         p, e, t = np.broadcast_arrays(p, e, t)
     if np.any(p > -np.expm1(-e) * (1 + 1e-12)):
         raise ValueError("sampling_rate must be at most 1 - exp(-epsilon) for Theorem 1 to apply")
-    q = 1.0 - np.exp(-e) * (1.0 - p)
-    out = np.exp(-t / q * _kl_bernoulli(q, p))
+    # q = 1 - e^-eps (1 - p) without cancellation (1 - e^-eps rounds to 0 for eps < 1e-16);
+    # D(q || p) = q log(q/p) + (1-q) log((1-q)/(1-p)) with (1-q)/(1-p) = e^-eps exactly
+    q = -np.expm1(-e) + np.exp(-e) * p
+    kl = q * np.log(q / p) - e * np.exp(-e) * (1.0 - p)
+    out = np.exp(-t / q * kl)
     return float(out) if scalar else out
 
 

@@ -177,14 +177,25 @@ def _next_pow2(d: int) -> int:
     return 1 << (d - 1).bit_length()
 
 
+#: Largest noise bound returned by :func:`smm_noise_bound` (2^53: integers stay exact).
+_MAX_NOISE_BOUND = 2.0**53
+
+
 def _chernoff_log_tail(t, mu_total: float):
     """log of the Chernoff bound on P(Sk(mu_total) >= t), t >= 0.
 
     E exp(s Sk) = exp(2 mu (cosh s - 1)); the optimal s = asinh(t / (2 mu)) gives
     log P(Sk >= t) <= 2 mu (sqrt(1 + u^2) - 1) - t asinh(u), u = t / (2 mu).
     """
-    u = np.asarray(t, dtype=float) / (2.0 * mu_total)
-    return 2.0 * mu_total * (np.sqrt(1.0 + u * u) - 1.0) - 2.0 * mu_total * u * np.arcsinh(u)
+    t = np.asarray(t, dtype=float)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        u = t / (2.0 * mu_total)
+        # 2 mu (sqrt(1 + u^2) - 1) = t u / (sqrt(1 + u^2) + 1), written so that neither a
+        # small u (cancellation) nor a huge u (overflow of u^2) loses it
+        inv = 1.0 / u
+        r = np.where(u > 1.0, 1.0 / (np.hypot(1.0, inv) + inv), u / (np.hypot(1.0, u) + 1.0))
+        out = t * (r - np.arcsinh(u))
+    return np.where(t == 0.0, 0.0, out)
 
 
 # ---------------------------------------------------------------------------
@@ -583,7 +594,10 @@ def smm_noise_bound(mu_total: float, prob: float) -> int:
     Returns
     -------
     int
-        The smallest integer t >= 1 for which the bound is at most ``prob``.
+        The smallest integer t >= 1 for which the bound is at most ``prob``, up to
+        2^53; a larger t (μ_tot above about 1e29 at prob = 1e-9) raises ValueError.
+        The exponent is evaluated as :math:`t\,[u/(\sqrt{1+u^2}+1) - \operatorname{asinh} u]`,
+        accurate for every μ_tot > 0 (no cancellation at small u, no overflow at large u).
 
     Examples
     --------
@@ -593,14 +607,25 @@ def smm_noise_bound(mu_total: float, prob: float) -> int:
     mt = _positive("mu_total", mu_total)
     q = check_real("prob", prob, low=0.0, high=1.0, low_open=True, high_open=True)
     target = math.log(q / 2.0)
+    too_big = ValueError(
+        f"mu_total={mt!r} and prob={q!r} need a bound t above 2^53 (about 9e15), beyond the integers a "
+        f"double represents exactly; mu_total must be small enough that t stays below 2^53 "
+        f"(t is about sqrt(4 mu_total log(2/prob)))"
+    )
     hi = max(1.0, 2.0 * math.sqrt(mt * -target))
     while _chernoff_log_tail(hi, mt) > target:
         hi *= 2.0
-    root = optimize.brentq(lambda t: float(_chernoff_log_tail(t, mt)) - target, 0.0, hi, xtol=1e-9)
+        if hi > _MAX_NOISE_BOUND:
+            raise too_big
+    root = optimize.brentq(lambda t: float(_chernoff_log_tail(t, mt)) - target, 0.0, hi, xtol=1e-9, maxiter=500)
+    if root > _MAX_NOISE_BOUND:
+        raise too_big
     t = max(1, math.ceil(root))
-    while _chernoff_log_tail(t, mt) > target:  # pragma: no cover - guard against brentq tolerance
+    for _ in range(1000):  # guard against brentq's tolerance
+        if _chernoff_log_tail(t, mt) <= target:
+            return int(t)
         t += 1
-    return int(t)
+    raise RuntimeError("smm_noise_bound: could not confirm the bound")  # pragma: no cover
 
 
 # ---------------------------------------------------------------------------

@@ -209,17 +209,45 @@ def shuffle_epsilon(epsilon0, *, n, delta) -> float:
     return _shuffle_eps(eps0, n, d)
 
 
+#: Smallest local level searched by the inverse of the shuffling bound (about 5e-283; the
+#: bound stays a normal double, above 1e-300, at every n <= 1e18).
+_LOG_EPS0_MIN = -650.0
+
+#: Relative margin between the target and the double evaluation of the shuffling bound.
+_SHUFFLE_MARGIN = 1e-13
+
+
 @functools.lru_cache(maxsize=4096)
 def _shuffle_inverse(eps: float, n: int, delta: float) -> float:
     top = math.log(n / (16.0 * math.log(2.0 / delta)))
-    if _shuffle_eps(top, n, delta) <= eps:
+    if _shuffle_eps(top, n, delta) <= eps * (1.0 - _SHUFFLE_MARGIN):
         return top
-    eps0 = optimize.brentq(
-        lambda x: _shuffle_eps(x, n, delta) - eps, 0.0, top, xtol=1e-14, rtol=4 * np.finfo(float).eps
-    )
-    while _shuffle_eps(eps0, n, delta) > eps:  # stay on the private side of the root
-        eps0 = float(np.nextafter(eps0, -np.inf))
-    return eps0
+    # brentq on log(eps0): relative accuracy ~1e-15 whatever the size of the root
+    # (an absolute xtol would leave the root 1e-7 off in relative terms at eps ~ 1e-9)
+    # the double evaluation of the bound is accurate to a few ulps: keep a margin of
+    # 1e-13 (relative) so that the exact bound at the returned eps0 stays <= eps
+    target = eps * (1.0 - _SHUFFLE_MARGIN)
+
+    def gap(u: float) -> float:
+        return math.log(_shuffle_eps(math.exp(u), n, delta)) - math.log(target)
+
+    lo = math.log(top)
+    step = 1.0
+    while gap(lo) > 0:  # the bound behaves like eps0 * const near 0: at most ~11 steps to 1e-300
+        if lo <= _LOG_EPS0_MIN:
+            raise ValueError(
+                f"epsilon={eps!r} needs a local level epsilon0 below exp({_LOG_EPS0_MIN:g}); epsilon must be "
+                f"at least {_shuffle_eps(math.exp(_LOG_EPS0_MIN), n, delta):.3g} for n={n}, delta={delta!r}"
+            )
+        lo = max(lo - step, _LOG_EPS0_MIN)
+        step *= 2.0
+    u = optimize.brentq(gap, lo, math.log(top), xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
+    eps0 = math.exp(u)
+    for i in range(200):  # stay on the private side of the root
+        if _shuffle_eps(eps0, n, delta) <= target:
+            return eps0
+        eps0 = float(np.nextafter(eps0, -np.inf)) if i < 100 else eps0 * (1.0 - 1e-13)
+    raise RuntimeError("shuffle_local_epsilon: could not confirm the target epsilon")  # pragma: no cover
 
 
 def shuffle_local_epsilon(epsilon, *, n, delta) -> float:
@@ -281,7 +309,10 @@ def shuffle_calibrated_epsilon0(epsilon, *, n, delta) -> float:
     d = _required_delta(delta)
     if n <= 16.0 * math.log(2.0 / d):
         return eps
-    return max(_shuffle_inverse(eps, n, d), eps)
+    try:
+        return max(_shuffle_inverse(eps, n, d), eps)
+    except ValueError:  # epsilon below the searched range: the trivial certificate holds
+        return eps
 
 
 # ---------------------------------------------------------------- distributed binomial
@@ -442,6 +473,16 @@ def binomial_mechanism_delta(N, *, epsilon, p=0.5) -> float:
     return math.exp(_binomial_log_delta(N, eps, p))
 
 
+def _binomial_trials_floor(eps: float, delta: float) -> float:
+    """A lower bound on the trials N of any Bin(N, p) noise meeting (eps, delta).
+
+    delta(eps) >= TV - (e^eps - 1), and the total variation between Bin(N, p) and its
+    shift by one is the largest pmf value, at least 1/sqrt(2N + 2) for p = 1/2 (from
+    C(2m, m)/4^m >= 1/sqrt(4m)); so N >= 1/(2 (delta + e^eps - 1)^2) - 1.
+    """
+    return 0.5 / (delta + math.expm1(min(eps, 300.0))) ** 2 - 1.0
+
+
 @functools.lru_cache(maxsize=4096)
 def _binomial_trials(eps: float, delta: float) -> int:
     target = math.log(delta)
@@ -449,9 +490,18 @@ def _binomial_trials(eps: float, delta: float) -> int:
     def ok(N: int) -> bool:
         return _binomial_log_delta(N, eps) <= target
 
+    # Necessary: delta(eps) >= TV - (e^eps - 1) and TV = P(mode) >= 1/sqrt(2N + 2) for
+    # Bin(N, 1/2) against its shift by one, so N >= 1/(2 (delta + e^eps - 1)^2) - 1.
+    floor = _binomial_trials_floor(eps, delta)
     hi = 1
-    while not ok(hi):
-        hi *= 2
+    while floor > MAX_BINOMIAL_USERS or not ok(hi):
+        if floor > MAX_BINOMIAL_USERS or hi >= MAX_BINOMIAL_USERS:
+            raise ValueError(
+                f"epsilon={eps!r} is too small for delta={delta!r}: Bin(N, 1/2) noise needs more than "
+                f"N = {MAX_BINOMIAL_USERS:.0e} trials (the largest N whose exact delta is computed); "
+                f"use a larger epsilon or delta"
+            )
+        hi = min(2 * hi, MAX_BINOMIAL_USERS)
     lo = hi // 2  # fails (or is 0, which always fails since delta(0) = 1)
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -495,15 +545,23 @@ def _binomial_probability(N: int, eps: float, delta: float) -> float:
         return _binomial_log_delta(N, eps, p) <= target
 
     if not ok(0.5):
+        try:
+            need = f"binomial_noise_trials(epsilon, delta) = {_binomial_trials(eps, delta)}"
+        except ValueError:
+            need = f"{MAX_BINOMIAL_USERS:.0e} (the largest N supported), and more"
         raise ValueError(
-            f"N must be at least binomial_noise_trials(epsilon, delta) = {_binomial_trials(eps, delta)} "
-            f"for any p in (0, 1/2] to reach delta={delta!r} at epsilon={eps!r}; got N={N}"
+            f"N must be at least {need} for any p in (0, 1/2] to reach delta={delta!r} at epsilon={eps!r}; got N={N}"
         )
-    # Bracket [lo, hi] with ok(hi) and not ok(lo): halve from 1/2. Every halving ends,
-    # since delta >= (1 - p)^N -> 1 as p -> 0.
+    # Bracket [lo, hi] with ok(hi) and not ok(lo): halve from 1/2. Halving ends, since
+    # delta >= (1 - p)^N -> 1 as p -> 0; the cap is never reached for delta < 1 - 2^-53
+    # (then (1 - p)^N > delta once p < 2^-54 / N, i.e. after at most 85 halvings).
     hi, lo = 0.5, 0.25
-    while ok(lo):
+    for _ in range(1100):
+        if not ok(lo):
+            break
         hi, lo = lo, lo / 2.0
+    else:  # pragma: no cover - unreachable, see above
+        raise RuntimeError("binomial_noise_probability: no failing p found")
     while hi - lo > _P_RTOL * hi:
         mid = 0.5 * (lo + hi)
         if ok(mid):

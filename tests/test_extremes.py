@@ -10,7 +10,10 @@ the parameter.
 
 from __future__ import annotations
 
+import math
+
 import mpmath
+import numpy as np
 import pytest
 
 from fedfreq import accounting
@@ -108,3 +111,171 @@ def test_lemma41_sigma_is_valid(eps):
                 assert "epsilon" in str(exc) and method == "lemma"
                 continue
             assert _mp_gaussian_delta(eps, sigma) <= delta, (eps, delta, method)
+
+
+# ---------------------------------------------------------------------------
+# binomial noise (distributed model)
+# ---------------------------------------------------------------------------
+
+
+def _mp_binomial_delta(N: int, eps: float, p: float = 0.5):
+    """max of the two hockey-stick sums of Bin(N, p) against its shift by one, 50 digits."""
+    with mpmath.workdps(50):
+        e = mpmath.exp(mpmath.mpf(eps))
+        pp = mpmath.mpf(p)
+        pmf = [mpmath.binomial(N, k) * pp**k * (1 - pp) ** (N - k) for k in range(N + 1)]
+        P = [mpmath.mpf(0)] + pmf + [mpmath.mpf(0)]  # P(k) for k = -1..N+1
+        up = sum(max(mpmath.mpf(0), P[k + 1] - e * P[k]) for k in range(N + 2))
+        down = sum(max(mpmath.mpf(0), P[k] - e * P[k + 1]) for k in range(N + 2))
+        return max(up, down)
+
+
+@pytest.mark.parametrize("eps", [0.05, 1.0, 50.0, 700.0, 1e6])
+def test_binomial_noise_trials_is_minimal_and_valid(eps):
+    from fedfreq.trust_models import binomial_noise_trials
+
+    for delta in [1e-30, 1e-6, 0.5, 1 - 1e-16]:
+        N = binomial_noise_trials(epsilon=eps, delta=delta)
+        if N > 2000:  # the mpmath sum is quadratic in N; the grid keeps N small
+            continue
+        assert _mp_binomial_delta(N, eps) <= delta, (eps, delta, N)
+        assert N == 1 or _mp_binomial_delta(N - 1, eps) > delta
+
+
+def test_binomial_searches_are_capped():
+    """Tiny epsilon needs more than 1e9 trials: refused at once (it used to double forever)."""
+    from fedfreq.trust_models import binomial_client_noise, binomial_noise_probability, binomial_noise_trials
+
+    for eps in (1e-300, 1e-12, 1e-6):
+        with pytest.raises(ValueError, match="too small"):
+            binomial_noise_trials(epsilon=eps, delta=1e-6)
+        with pytest.raises(ValueError, match="epsilon"):
+            binomial_client_noise(n=10, epsilon=eps, delta=1e-6)
+    with pytest.raises(ValueError, match="N must be at least"):
+        binomial_noise_probability(1000, epsilon=1e-6, delta=1e-6)
+
+
+@pytest.mark.parametrize("eps,p", [(1e-9, 0.5), (1e-3, 0.1), (2.0, 0.3), (50.0, 0.5), (1e6, 0.01)])
+def test_binomial_mechanism_delta_against_mpmath(eps, p):
+    from fedfreq.trust_models import binomial_mechanism_delta
+
+    for N in (1, 7, 60, 400):
+        ours = binomial_mechanism_delta(N, epsilon=eps, p=p)
+        ref = _mp_binomial_delta(N, eps, p)
+        assert abs(ours - ref) <= 1e-12 * ref, (N, eps, p, ours, ref)
+
+
+# ---------------------------------------------------------------------------
+# shuffle amplification, Skellam, composition, RDP, thresholds
+# ---------------------------------------------------------------------------
+
+
+def _mp_shuffle_eps(eps0: float, n: int, delta: float):
+    with mpmath.workdps(50):
+        e0 = mpmath.exp(mpmath.mpf(eps0))
+        inner = 8 * mpmath.sqrt(e0 * mpmath.log(4 / mpmath.mpf(delta))) / mpmath.sqrt(n) + 8 * e0 / n
+        # (e^x - 1)/(e^x + 1) = tanh(x/2), which keeps its digits at x ~ 1e-280
+        return mpmath.log1p(mpmath.tanh(mpmath.mpf(eps0) / 2) * inner)
+
+
+@pytest.mark.parametrize("eps", [1e-280, 1e-12, 1e-9, 1e-6, 0.5, 50.0, 1e6])
+def test_shuffle_local_epsilon_is_valid_and_tight(eps):
+    from fedfreq.trust_models import shuffle_calibrated_epsilon0, shuffle_local_epsilon, shuffle_max_local_epsilon
+
+    n, delta = 10**6, 1e-6
+    e0 = shuffle_local_epsilon(eps, n=n, delta=delta)
+    assert 0 < e0 <= shuffle_max_local_epsilon(n=n, delta=delta)
+    central = _mp_shuffle_eps(e0, n, delta)
+    assert central <= eps
+    if e0 < shuffle_max_local_epsilon(n=n, delta=delta):  # root found: tight to 1e-12
+        assert _mp_shuffle_eps(e0 * (1 + 1e-12), n, delta) > eps
+    assert shuffle_calibrated_epsilon0(eps, n=n, delta=delta) >= min(e0, eps)
+    with pytest.raises(ValueError, match="epsilon"):
+        shuffle_local_epsilon(1e-300, n=n, delta=delta)
+
+
+def test_skellam_noise_bound_at_the_extremes():
+    from fedfreq.skellam import smm_noise_bound
+
+    def mp_log_tail(t, mu):
+        with mpmath.workdps(50):
+            t, mu = mpmath.mpf(t), mpmath.mpf(mu)
+            u = t / (2 * mu)
+            return 2 * mu * (mpmath.sqrt(1 + u**2) - 1) - t * mpmath.asinh(u)
+
+    for mu in (1e-300, 1e-6, 1.0, 100.0, 1e12, 1e28):
+        for prob in (1e-300, 1e-9, 0.5, 1 - 1e-16):
+            t = smm_noise_bound(mu, prob)
+            target = mpmath.log(mpmath.mpf(prob) / 2)
+            assert mp_log_tail(t, mu) <= target, (mu, prob, t)
+            assert t == 1 or mp_log_tail(t - 1, mu) > target
+    with pytest.raises(ValueError, match="2\\^53"):
+        smm_noise_bound(1e300, 1e-9)  # this used to loop for ever
+
+
+def test_composition_at_the_extremes():
+    from fedfreq.heavy_hitters import optimal_composition_delta, optimal_composition_epsilon
+
+    assert optimal_composition_delta(50.0, 1e-12, 10, 0.5) <= 1.0  # was 1 + 2.2e-16
+    for eps in (1e-12, 1e-6, 0.1, 2.0, 50.0):
+        for L, d, td in ((1, 0.0, 1e-12), (10, 1e-12, 1e-6), (40, 1e-9, 1e-3)):
+            try:
+                total = optimal_composition_epsilon(eps, d, L, td)
+            except ValueError as exc:
+                assert "total_delta" in str(exc)
+                continue
+            # the returned epsilon passes (rounding for printing never moves it below the bisection)
+            assert optimal_composition_delta(eps, d, L, total) <= td
+
+
+def test_rdp_curves_refuse_overflow_and_keep_tiny_values():
+    with pytest.raises(ValueError, match="sensitivity / sigma"):
+        accounting.rdp_gaussian(2.0, sigma=1e-300)  # was OverflowError
+    with pytest.raises(ValueError, match="sensitivity / scale"):
+        accounting.rdp_laplace(2.0, sensitivity=1e300, scale=1e-300)
+    with pytest.raises(ValueError, match="sensitivity / sigma"):
+        accounting.discrete_gaussian_rho(1e-300)  # was ZeroDivisionError
+    assert accounting.discrete_gaussian_rho(1e-150) == pytest.approx(0.5e300, rel=1e-15)
+    # k-RR at tiny epsilon: D_2 = log(1 + (e^e - 1)^2 / (e^e + k - 1) ...) ~ eps^2 / k
+    for eps in (1e-150, 1e-12, 1e-6, 1.0):
+        with mpmath.workdps(60):
+            e = mpmath.mpf(eps)
+            p = mpmath.exp(e) / (mpmath.exp(e) + 1)
+            q = 1 / (mpmath.exp(e) + 1)
+            ref = mpmath.log(p**2 / q + q**2 / p)
+        assert accounting.rdp_randomized_response(2.0, epsilon=eps) == pytest.approx(float(ref), rel=1e-12)
+
+
+def test_rdp_to_dp_matches_mpmath_at_extreme_deltas():
+    orders = np.array([1.0 + 1e-12, 1.5, 2.0, 64.0, 1e6])
+    curve = accounting.rdp_gaussian(orders, sigma=3.0)
+    for delta in (1e-300, 1e-30, 1e-5, 0.5, 1 - 1e-16):
+        eps, order = accounting.rdp_to_dp(orders, curve, delta)
+        with mpmath.workdps(50):
+            a = mpmath.mpf(order)
+            d = mpmath.mpf(delta)
+            ref = a / 18 + mpmath.log(1 - 1 / a) - (mpmath.log(d) + mpmath.log(a)) / (a - 1)
+        assert eps == pytest.approx(max(float(ref), 0.0), rel=1e-12, abs=1e-300)
+
+
+def test_delta_theorem_at_tiny_epsilon():
+    from fedfreq.sample_threshold import delta_theorem
+
+    for eps in (1e-300, 1e-12, 1.0, 50.0):
+        p = 0.5 * -math.expm1(-eps) if eps < 1 else 0.1
+        with mpmath.workdps(400):  # 1 - exp(-1e-300) needs 300 digits before the first one
+            e, pp = mpmath.mpf(eps), mpmath.mpf(p)
+            q = 1 - mpmath.exp(-e) * (1 - pp)
+            kl = q * mpmath.log(q / pp) + (1 - q) * mpmath.log((1 - q) / (1 - pp))
+            ref = mpmath.exp(-20 / q * kl)
+        assert delta_theorem(p, eps, 20) == pytest.approx(float(ref), rel=1e-12)  # was ZeroDivision at 1e-300
+
+
+def test_cpbm_rdp_order_range_and_unbounded_threshold_overflow():
+    from fedfreq.contribution import unbounded_threshold
+
+    with pytest.raises(ValueError, match="order"):
+        accounting.cpbm_rdp(1e300, n=10, theta=0.25, m=1, dim=1)
+    assert accounting.cpbm_rdp(1e15, n=10, theta=0.25, m=1, dim=1) == pytest.approx(math.log(3.0), rel=1e-12)
+    with pytest.raises(ValueError, match="overflow"):
+        unbounded_threshold(1e100, epsilon=1e-300, delta=1e-6)

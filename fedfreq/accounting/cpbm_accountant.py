@@ -303,6 +303,10 @@ def _log_excess_moment(N: int, q: float, a: float, b: float, s: np.ndarray) -> n
 #: Largest number of users the cPBM accountant accepts (its cost grows like √n).
 MAX_USERS = 10**12
 
+#: Largest Rényi order the cPBM accountant accepts (its window and tail bounds are
+#: checked up to here; the bound has reached its limit at order 1e15).
+MAX_ORDER = 1e15
+
 
 def cpbm_rdp(order, *, n: int, theta: float, m: int, dim: int):
     r"""Rényi DP of the secure sum of ``n`` users' clipped Poisson binomial (cPBM) outputs.
@@ -347,7 +351,7 @@ def cpbm_rdp(order, *, n: int, theta: float, m: int, dim: int):
     Parameters
     ----------
     order : float or array_like
-        Rényi order(s) λ > 1 (vectorised).
+        Rényi order(s) λ in (1, 1e15] (vectorised).
     n : int
         Number of users, 1 <= n <= 1e12 (the window summed grows like √n: about a second
         per order at 1e12).
@@ -371,6 +375,11 @@ def cpbm_rdp(order, *, n: int, theta: float, m: int, dim: int):
     True
     """
     alpha, scalar = _check_orders(order)
+    if np.any(alpha > MAX_ORDER):
+        raise ValueError(
+            f"order must lie in (1, {MAX_ORDER:g}] (checked range of the accountant; beyond it the "
+            f"bound equals its limit m*dim*log((1+2theta)/(1-2theta)) to double precision); got max {alpha.max()!r}"
+        )
     n_ = check_int("n", n, low=1, high=MAX_USERS, reason="the accountant sums a window growing like sqrt(n)")
     th = _check_theta(theta)
     m_ = check_int("m", m, low=1)

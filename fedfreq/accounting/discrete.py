@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import math
+
 from .._validation import check_int, check_real
 
 __all__ = ["discrete_laplace_epsilon", "discrete_gaussian_rho"]
@@ -25,7 +27,10 @@ def discrete_laplace_epsilon(scale: float, sensitivity: int = 1) -> float:
     """
     t = check_real("scale", scale, low=0.0, low_open=True)
     delta1 = check_int("sensitivity", sensitivity, low=1)
-    return delta1 / t
+    eps = delta1 / t
+    if not math.isfinite(eps):
+        raise ValueError(f"sensitivity / scale overflows double precision; got scale={scale!r}")
+    return eps
 
 
 def discrete_gaussian_rho(sigma: float, sensitivity: float = 1.0) -> float:
@@ -43,4 +48,11 @@ def discrete_gaussian_rho(sigma: float, sensitivity: float = 1.0) -> float:
     """
     s = check_real("sigma", sigma, low=0.0, low_open=True)
     d2 = check_real("sensitivity", sensitivity, low=0.0, low_open=True)
-    return d2 * d2 / (2 * s * s)
+    ratio = d2 / s  # (d2 / s)^2, not d2^2 / s^2: s * s underflows to 0 for s < 1e-154
+    rho = ratio * ratio / 2 if ratio < 1e154 else math.inf
+    if not math.isfinite(rho):
+        raise ValueError(
+            f"sensitivity / sigma is too large: rho overflows double precision; got sigma={sigma!r}, "
+            f"sensitivity={sensitivity!r}"
+        )
+    return rho

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._numerics import log_expm1
+from .._numerics import log1mexp, log_expm1
 from .._validation import check_array, check_int, check_real
 from ._checks import _as_output, _check_curve_on_orders, _check_orders, _check_rdp_curve
 
@@ -23,6 +23,12 @@ __all__ = [
     "rdp_to_dp",
     "delta_for_epsilon",
 ]
+
+
+def _check_finite_result(func: str, value, ratio: str) -> None:
+    """Refuse a result that overflows (a ratio of parameters too large for double precision)."""
+    if not np.all(np.isfinite(value)):
+        raise ValueError(f"{func}: {ratio} is too large: the result overflows double precision (above 1.8e308)")
 
 
 #: Default grid of Rényi orders: 1.1, 1.2, ..., 10.9, then 11, 12, ..., 63, then
@@ -75,7 +81,9 @@ def rdp_gaussian(order, *, sensitivity: float = 1.0, sigma: float):
     alpha, scalar = _check_orders(order)
     delta_ = check_real("sensitivity", sensitivity, low=0.0, low_open=True)
     sigma_ = check_real("sigma", sigma, low=0.0, low_open=True)
-    out = alpha * (delta_ / sigma_) ** 2 / 2.0
+    with np.errstate(over="ignore"):
+        out = alpha * np.float64(delta_ / sigma_) ** 2 / 2.0
+    _check_finite_result("rdp_gaussian", out, "sensitivity / sigma")
     return _as_output(out, scalar)
 
 
@@ -124,6 +132,7 @@ def rdp_laplace(order, *, sensitivity: float = 1.0, scale: float):
     delta_ = check_real("sensitivity", sensitivity, low=0.0, low_open=True)
     b = check_real("scale", scale, low=0.0, low_open=True)
     t = delta_ / b
+    _check_finite_result("rdp_laplace", np.asarray(t), "sensitivity / scale")
     am1 = alpha - 1.0
     inner = am1 / (2.0 * alpha - 1.0) * np.expm1(-(2.0 * alpha - 1.0) * t)
     out = t + np.log1p(inner) / am1
@@ -185,7 +194,8 @@ def rdp_randomized_response(order, *, epsilon: float, k: int = 2):
     eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
     k_ = check_int("k", k, low=2)
     x = (alpha - 1.0) * eps
-    log_ratio = log_expm1(x) + np.log1p(-np.exp(-x - eps)) - math.log1p((k_ - 1) * math.exp(-eps))
+    # log(1 - e^{-x-eps}) by log1mexp: log1p(-exp(-y)) is -inf for y below 1e-16
+    log_ratio = log_expm1(x) + log1mexp(-x - eps) - math.log1p((k_ - 1) * math.exp(-eps))
     out = np.logaddexp(0.0, log_ratio) / (alpha - 1.0)
     return _as_output(out, scalar)
 

@@ -36,7 +36,13 @@ def unbounded_threshold(C: float, *, epsilon: float, delta: float) -> float:
     95.1719
     """
     c = _threshold(C)
-    return c + (c / _epsilon(epsilon)) * math.log(c / (2.0 * _delta(delta)))
+    t = c + (c / _epsilon(epsilon)) * math.log(c / (2.0 * _delta(delta)))
+    if not math.isfinite(t):
+        raise ValueError(
+            f"unbounded_threshold: C / epsilon * log(C / (2 delta)) overflows double precision for C={C!r}, "
+            f"epsilon={epsilon!r}, delta={delta!r}; the threshold must stay below 1.8e308"
+        )
+    return t
 
 
 def unbounded_histogram(histograms, *, C: int, epsilon: float, delta: float, rng=None) -> np.ndarray:
