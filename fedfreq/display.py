@@ -174,7 +174,7 @@ def bound_text(value, floor: float, *, digits: int = 2) -> str:
 
 
 def glue(name: str, value: Any, display: bool = False, *, digits: int = GLUE_DIGITS) -> None:
-    """Glue a value for the prose (``myst_nb.glue``), rounding floats to ``digits`` digits.
+    """Glue a value for the prose (as ``myst_nb.glue`` does), rounding floats to ``digits`` digits.
 
     Integers, strings and booleans are glued unchanged; numpy scalars become Python
     scalars first (numpy 2 would otherwise store ``np.float64(...)``).
@@ -187,7 +187,7 @@ def glue(name: str, value: Any, display: bool = False, *, digits: int = GLUE_DIG
         The value. A float must be finite. A figure is glued as it is, for a
         ``{glue:figure}`` directive that gives it a number, a caption and alt text.
     display : bool
-        Passed to ``myst_nb.glue`` (show the value in the cell output too).
+        Show the value in the cell output too (``myst_nb.glue``'s ``display``).
     digits : int
         Significant digits kept for a float (1 to 15). Give fewer for a value that comes
         out of an optimiser or a Monte Carlo loop whose precision is lower.
@@ -216,6 +216,25 @@ def glue(name: str, value: Any, display: bool = False, *, digits: int = GLUE_DIG
         raise ValueError(
             f"value for glue key {name!r} must be a number, string, boolean or figure; got {type(value).__name__}"
         )
-    from myst_nb import glue as _myst_glue
+    _emit_glue(name, stored, display)
 
-    _myst_glue(name, stored, display=display)
+
+#: Mime-type prefix of a value glued without being shown (the record myst-nb reads).
+GLUE_PREFIX = "application/papermill.record/"
+
+
+def _emit_glue(name: str, value: Any, display: bool) -> None:
+    """Record ``value`` under ``name`` in the cell's outputs, in the format of ``myst_nb.glue``.
+
+    The same display call as myst-nb's own ``glue`` (its formatted mime bundle, prefixed
+    when not shown, with ``scrapbook`` metadata naming the key), made with IPython alone, so
+    that a chapter runs on a kernel without the book-building tools; the book build reads
+    the record as myst-nb's. ``tests/test_display.py`` checks the two calls are identical.
+    """
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display as ipy_display
+
+    bundle, metadata = format_display_data(value)
+    prefix = "" if display else GLUE_PREFIX
+    metadata["scrapbook"] = {"name": name, "mime_prefix": prefix}
+    ipy_display({prefix + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)

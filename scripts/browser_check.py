@@ -140,7 +140,6 @@ class SiteServer:
     def escapes(self, url: str) -> bool:
         """True for an address on this host that lies outside the site's sub-path."""
         return url.startswith(self.host_origin + "/") and not url.startswith(self.origin + "/") and url != self.origin
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def __enter__(self) -> SiteServer:
         self.thread.start()
@@ -713,75 +712,11 @@ def find_chromium(explicit: str | None) -> str | None:
     return None
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("site", type=Path, help="built HTML directory, e.g. _build/html")
-    ap.add_argument("--screenshots", type=Path, default=None, help="directory for full-page PNG screenshots")
-    ap.add_argument(
-        "--report", type=Path, default=None, help="JSON report path (default: <site>/../browser_report.json)"
-    )
-    ap.add_argument("--chromium", default=None, help="Chromium executable")
-    ap.add_argument("--include", action="append", default=[], help="only check pages matching this glob (repeatable)")
-    ap.add_argument("--exclude", action="append", default=[], help="skip pages matching this glob (repeatable)")
-    ap.add_argument(
-        "--allow-pageerror",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="do not fail on uncaught JS errors matching REGEX (repeatable; they are still listed in the report)",
-    )
-    ap.add_argument("--timeout", type=float, default=30, help="per-page load timeout, s")
-    ap.add_argument("--mathjax-timeout", type=float, default=20, help="how long to wait for MathJax to finish, s")
-    ap.add_argument(
-        "--base-path",
-        default="/",
-        help="serve the site under this path, as a project page is served (e.g. /fedfreq-book/); "
-        "a link or request that leaves it fails the page",
-    )
-    ap.add_argument("--width", type=int, default=1280)
-    ap.add_argument("--height", type=int, default=900)
-    ap.add_argument(
-        "--narrow-width", type=int, default=390, help="a phone's width for the second pass (0: no second pass)"
-    )
-    ap.add_argument(
-        "--narrow-exclude",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="skip the phone-width pass for pages matching GLOB (a known, listed exception; repeatable)",
-    )
-    ap.add_argument(
-        "--lenient-overflow",
-        action="store_true",
-        help="only warn (in the report) about boxes wider than their column at the desktop width",
-    )
-    args = ap.parse_args(argv)
-
-    site = args.site.resolve()
-    if not site.is_dir():
-        print(f"browser_check: {args.site} is not a directory", file=sys.stderr)
-        return 2
-    report_path = args.report or (site.parent / "browser_report.json")
-    chromium = find_chromium(args.chromium)
-    if chromium is None:
-        print("browser_check: chromium not found (apt-get install -y chromium)", file=sys.stderr)
-        return 2
-    pages = find_pages(site, args.include, args.exclude)
-    if not pages:
-        print(f"browser_check: no pages to check under {site}", file=sys.stderr)
-        return 2
-
-    shots_dir = None
-    if args.screenshots is not None:
-        shots_dir = args.screenshots.resolve()
-        shots_dir.mkdir(parents=True, exist_ok=True)
-        for old in shots_dir.glob("*.png"):
-            old.unlink()
-
+def check_pages(site: Path, pages: list[str], args, chromium: str, shots_dir: Path | None) -> list[dict]:
+    """Serve ``site`` and check ``pages`` in one browser, at both widths; one result per page."""
     from playwright.sync_api import sync_playwright
 
-    started = time.monotonic()
-    results = []
+    results: list[dict] = []
     with SiteServer(site, args.base_path) as server, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
         try:
@@ -828,6 +763,89 @@ def main(argv: list[str] | None = None) -> int:
                 narrow.close()
         finally:
             browser.close()
+
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("site", type=Path, help="built HTML directory, e.g. _build/html")
+    ap.add_argument("--screenshots", type=Path, default=None, help="directory for full-page PNG screenshots")
+    ap.add_argument(
+        "--report", type=Path, default=None, help="JSON report path (default: <site>/../browser_report.json)"
+    )
+    ap.add_argument("--chromium", default=None, help="Chromium executable")
+    ap.add_argument("--include", action="append", default=[], help="only check pages matching this glob (repeatable)")
+    ap.add_argument("--exclude", action="append", default=[], help="skip pages matching this glob (repeatable)")
+    ap.add_argument(
+        "--allow-pageerror",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="do not fail on uncaught JS errors matching REGEX (repeatable; they are still listed in the report)",
+    )
+    ap.add_argument("--timeout", type=float, default=30, help="per-page load timeout, s")
+    ap.add_argument("--mathjax-timeout", type=float, default=20, help="how long to wait for MathJax to finish, s")
+    ap.add_argument(
+        "--base-path",
+        default="/",
+        help="serve the site under this path, as a project page is served (e.g. /fedfreq-book/); "
+        "a link or request that leaves it fails the page",
+    )
+    ap.add_argument("--jobs", type=int, default=1, help="check the pages in this many browsers at once")
+    ap.add_argument("--width", type=int, default=1280)
+    ap.add_argument("--height", type=int, default=900)
+    ap.add_argument(
+        "--narrow-width", type=int, default=390, help="a phone's width for the second pass (0: no second pass)"
+    )
+    ap.add_argument(
+        "--narrow-exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip the phone-width pass for pages matching GLOB (a known, listed exception; repeatable)",
+    )
+    ap.add_argument(
+        "--lenient-overflow",
+        action="store_true",
+        help="only warn (in the report) about boxes wider than their column at the desktop width",
+    )
+    args = ap.parse_args(argv)
+
+    site = args.site.resolve()
+    if not site.is_dir():
+        print(f"browser_check: {args.site} is not a directory", file=sys.stderr)
+        return 2
+    report_path = args.report or (site.parent / "browser_report.json")
+    chromium = find_chromium(args.chromium)
+    if chromium is None:
+        print("browser_check: chromium not found (apt-get install -y chromium)", file=sys.stderr)
+        return 2
+    pages = find_pages(site, args.include, args.exclude)
+    if not pages:
+        print(f"browser_check: no pages to check under {site}", file=sys.stderr)
+        return 2
+
+    shots_dir = None
+    if args.screenshots is not None:
+        shots_dir = args.screenshots.resolve()
+        shots_dir.mkdir(parents=True, exist_ok=True)
+        for old in shots_dir.glob("*.png"):
+            old.unlink()
+
+    started = time.monotonic()
+    jobs = max(1, min(args.jobs, len(pages)))
+    if jobs == 1:
+        results = check_pages(site, pages, args, chromium, shots_dir)
+    else:
+        # each worker serves the site and drives its own browser on every jobs-th page
+        import multiprocessing
+
+        chunks = [pages[i::jobs] for i in range(jobs)]
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            parts = pool.starmap(check_pages, [(site, chunk, args, chromium, shots_dir) for chunk in chunks])
+        by_page = {r["page"]: r for part in parts for r in part}
+        results = [by_page[rel] for rel in pages]
 
     failed = [r for r in results if not r["ok"]]
     elapsed = round(time.monotonic() - started, 1)

@@ -214,7 +214,7 @@ def main() -> int:
         pages = fixture_pages()
 
         # 1. Whole fixture: the good pages pass, each bad page fails for its reason.
-        code, report = run_checker(site, tmp / "report.json", tmp / "shots")
+        code, report = run_checker(site, tmp / "report.json", tmp / "shots", "--jobs", "2")
         if code != 1:
             problems.append(f"checker exit status {code} on a site with broken pages, expected 1")
         by_page = {p["page"]: p for p in report["pages"]}

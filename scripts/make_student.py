@@ -17,7 +17,13 @@ directive to its closing one, and writes
   and shows, commented out, how to call it on an attempt; the cell runs as it is, so a
   student notebook executes from top to bottom before any exercise is answered.
 * ``_build/student/_build/html/``: the site built from the chapters' stored outputs with the
-  solutions removed (and the rest of the book unchanged).
+  solutions removed (and the rest of the book unchanged; the assignment masters and the
+  instructor's materials are left out of it).
+* ``_build/student/kit/``: what a student installs and opens, and nothing else: the package's
+  wheel, ``requirements.txt`` (everything the chapters and the assignments need, pinned as
+  in the book's own environment), the student notebooks, and a README with the three
+  ways to start (a laptop, a JupyterHub through an nbgitpuller link, Colab). With
+  ``--hub URL --kit-repo URL`` the README lists each chapter's nbgitpuller link.
 
 ``tests/test_student.py`` checks that no line of any solution appears in the student
 notebooks or the student site, and executes one student notebook.
@@ -32,12 +38,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlencode
 
 import nbformat
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stored_outputs_config import stored_outputs_config  # noqa: E402
+from wheel import build_wheel, pinned_closure  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
@@ -188,7 +196,12 @@ def build_site() -> Path:
     (src / "notebooks").mkdir(parents=True)
     write_notebooks(src / "notebooks", keep_outputs=True)
     shutil.copy(NB_DIR / "execution_times.json", src / "notebooks")
-    shutil.copytree(ROOT / "book", src / "book", ignore=shutil.ignore_patterns("_mathjax", "_vendor", "_ext"))
+    # the assignment masters (solutions, hidden tests) and the instructor's materials stay out
+    shutil.copytree(
+        ROOT / "book",
+        src / "book",
+        ignore=shutil.ignore_patterns("_mathjax", "_vendor", "_ext", "assignments", "instructor"),
+    )
     shutil.copy(ROOT / "_toc.yml", src / "_toc.yml")
     config = stored_outputs_config(ROOT / "_config.yml")
     config["title"] = f"{config.get('title', '')} (student edition)"
@@ -198,13 +211,100 @@ def build_site() -> Path:
     return OUT / "_build" / "html"
 
 
+#: What the student kit's environment holds besides the package: the chapters' requirements
+#: and otter-grader (``grader.check`` in the assignments).
+KIT_REQUIREMENTS = ("fedfreq[book]", "otter-grader")
+
+
+def kit_requirements() -> str:
+    """The kit's ``requirements.txt``: every distribution it needs, pinned."""
+    head = (
+        "# Everything the book's chapters and assignments need, pinned as in the book's own\n"
+        "# environment. Install it together with the package's wheel, from this folder:\n"
+        "#   python -m pip install -r requirements.txt fedfreq-*.whl\n"
+    )
+    return head + "".join(f"{n}=={v}\n" for n, v in pinned_closure(list(KIT_REQUIREMENTS)).items())
+
+
+def nbgitpuller_link(hub: str, kit_repo: str, notebook: str, *, branch: str = "main", ui: str = "lab") -> str:
+    """A link that makes a JupyterHub pull the kit's repository and open ``notebook`` in it.
+
+    ``hub`` is the hub's address, ``kit_repo`` the git repository holding the kit (cloned
+    into a folder named after the repository), ``notebook`` a path inside the kit, ``ui``
+    ``lab`` (JupyterLab) or ``tree`` (classic notebook). The form is nbgitpuller's
+    ``/hub/user-redirect/git-pull?repo=...&branch=...&urlpath=...``.
+    """
+    if ui not in ("lab", "tree"):
+        raise ValueError(f"ui must be 'lab' or 'tree'; got {ui!r}")
+    folder = kit_repo.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+    urlpath = f"{'lab/tree' if ui == 'lab' else 'tree'}/{folder}/{notebook}"
+    query = urlencode({"repo": kit_repo, "branch": branch, "urlpath": urlpath}, safe="/")
+    return f"{hub.rstrip('/')}/hub/user-redirect/git-pull?{query}"
+
+
+KIT_README = """# Private Federated Frequency Estimation: student kit
+
+This folder is all you need to work through the book's chapters and assignments: the
+book's package `fedfreq` as a wheel (`{wheel}`), the pinned requirements, and the
+chapters as notebooks without their solutions (`notebooks/`). Read the book online
+alongside; the notebooks are the same chapters, with room for your answers. Each exercise
+with code has an answer cell that imports its checker from `fedfreq.exercises`: run the
+checker on your attempt for a hint; it never shows the answer.
+
+## On a laptop (Python 3.11 or newer)
+
+    python -m venv .venv
+    .venv/bin/python -m pip install -r requirements.txt {wheel}
+
+then open `notebooks/` with the kernel of `.venv` in any Jupyter front end (JupyterLab,
+VS Code; if you have none, `.venv/bin/python -m pip install jupyterlab` and
+`.venv/bin/jupyter lab`). On Windows the folder is `.venv\\Scripts\\` instead of
+`.venv/bin/`.
+
+## On the course's JupyterHub
+
+Your instructor puts this folder in a git repository and gives you one link per chapter
+(nbgitpuller): clicking it copies the repository into your hub account, or updates it
+without touching your answers, and opens the chapter. The first time, run
+`%pip install -r requirements.txt {wheel}` in a notebook cell from the kit's folder
+(unless the hub's image already has them), then restart the kernel.
+{links}
+## On Colab
+
+Upload a notebook from `notebooks/` (or open it from the kit's repository on GitHub).
+Its first cell installs the package, pinned to the book's edition, when it is missing;
+if the package index is out of reach, upload `{wheel}` and run
+`%pip install {wheel}[book]` first.
+"""
+
+
+def build_kit(out: Path, *, hub: str | None = None, kit_repo: str | None = None) -> Path:
+    """Write the student kit into ``out`` (replacing it) and return ``out``."""
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "notebooks").mkdir(parents=True)
+    write_notebooks(out / "notebooks", keep_outputs=False)
+    wheel = build_wheel(out)
+    (out / "requirements.txt").write_text(kit_requirements(), encoding="utf-8")
+    links = ""
+    if hub and kit_repo:
+        rows = [f"- [{p.stem}]({nbgitpuller_link(hub, kit_repo, f'notebooks/{p.name}')})" for p in chapters()]
+        links = "\nThe links of this course:\n\n" + "\n".join(rows) + "\n"
+    (out / "README.md").write_text(KIT_README.format(wheel=wheel.name, links=links), encoding="utf-8")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-site", action="store_true", help="write the student notebooks only")
+    parser.add_argument("--no-site", action="store_true", help="write the student notebooks and the kit only")
+    parser.add_argument("--hub", help="the course's JupyterHub address, for the kit's nbgitpuller links")
+    parser.add_argument("--kit-repo", help="the git repository the kit is published in, for the same links")
     args = parser.parse_args(argv)
     removed = write_notebooks(OUT / "notebooks", keep_outputs=False)
     n = sum(len(v) for v in removed.values())
     print(f"student notebooks: {len(removed)} chapters, {n} solutions removed -> {OUT / 'notebooks'}")
+    kit = build_kit(OUT / "kit", hub=args.hub, kit_repo=args.kit_repo)
+    print(f"student kit: {kit}")
     if not args.no_site:
         html = build_site()
         print(f"student site: {html}")

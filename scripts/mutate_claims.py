@@ -125,14 +125,14 @@ def load_mutations() -> dict[str, list[dict]]:
     return by_chapter
 
 
-def plan_chapter(stem: str, entries: list[dict]) -> tuple[nbformat.NotebookNode, list[dict], list[str]]:
-    """The chapter with a mutation cell before each claim cell; the planned mutations;
-    the problems found before running anything (a mutation that does not apply)."""
+def plan_calls(stem: str, entries: list[dict]) -> tuple[dict[int, list[str]], list[dict], list[str]]:
+    """The mutation calls to run before each code cell of the chapter (keyed by the cell's
+    position among the chapter's code cells), the planned mutations, and the problems
+    found before running anything (a mutation that does not apply)."""
     nb = jupytext.read(NB_DIR / f"{stem}.md")
     problems: list[str] = []
     planned: list[dict] = []
-    # runner cells to insert before the code cell of each index of nb.cells
-    inserts: dict[int, list] = {}
+    calls: dict[int, list[str]] = {}
     code_positions = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     by_id = {e["id"]: e for e in entries}
     for pos, cell in enumerate(nb.cells):
@@ -158,7 +158,6 @@ def plan_chapter(stem: str, entries: list[dict]) -> tuple[nbformat.NotebookNode,
                 if not isinstance(span, int) or not 0 <= span <= min(here, 5):
                     problems.append(f"{where}: 'cells' must be an integer in [0, {min(here, 5)}]")
                     continue
-                first = code_positions[here - span]
                 source = "\n".join(nb.cells[i].source for i in code_positions[here - span : here + 1])
                 count = source.count(old)
                 if count != 1:
@@ -168,10 +167,21 @@ def plan_chapter(stem: str, entries: list[dict]) -> tuple[nbformat.NotebookNode,
                 source = source.replace(old, new)
                 planned.append({"id": claim_id, "index": k, "kind": mut["kind"], "chapter": stem})
                 call = f"_run_mutation({claim_id!r}, {k}, {source!r}, {entry['verdict']!r})"
-                inserts.setdefault(first, []).append(nbformat.v4.new_code_cell(call))
+                calls.setdefault(here - span, []).append(call)
+    return calls, planned, problems
+
+
+def plan_chapter(stem: str, entries: list[dict]) -> tuple[nbformat.NotebookNode, list[dict], list[str]]:
+    """The chapter with a mutation cell before each claim cell; the planned mutations;
+    the problems found before running anything (a mutation that does not apply)."""
+    calls, planned, problems = plan_calls(stem, entries)
+    nb = jupytext.read(NB_DIR / f"{stem}.md")
     cells = [nbformat.v4.new_code_cell(RUNNER)]
-    for pos, cell in enumerate(nb.cells):
-        cells += inserts.get(pos, [])
+    ordinal = 0
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cells += [nbformat.v4.new_code_cell(call) for call in calls.get(ordinal, [])]
+            ordinal += 1
         cells.append(cell)
     nb.cells = cells
     return nb, planned, problems

@@ -70,15 +70,32 @@ def test_bound_text():
         bound_text(float("nan"), 1e-9)
 
 
+@pytest.mark.parametrize("display", [False, True])
+@pytest.mark.parametrize("value", [0.5, 12, "< 1e-12", True])
+def test_glue_records_what_myst_nb_records(monkeypatch, value, display):
+    """The glue record is the one myst-nb's own ``glue`` writes (the book build reads it)."""
+    import IPython.display
+    import myst_nb.ext.glue
+
+    calls = []
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: calls.append((a, k)))
+    monkeypatch.setattr(myst_nb.ext.glue, "ipy_display", lambda *a, **k: calls.append((a, k)))
+    glue("key", value, display=display)
+    myst_nb.glue("key", value, display=display)
+    assert len(calls) == 2 and calls[0] == calls[1]
+    bundle = calls[0][0][0]
+    assert all(k.startswith("application/papermill.record/") != display for k in bundle)
+
+
 def test_glue_rounds_before_storing(monkeypatch):
     stored = {}
 
-    def fake_glue(name, value, display=True):
+    def fake_glue(name, value, display):
         stored[name] = (value, display)
 
-    import myst_nb
+    import fedfreq.display
 
-    monkeypatch.setattr(myst_nb, "glue", fake_glue)
+    monkeypatch.setattr(fedfreq.display, "_emit_glue", fake_glue)
     glue("x", np.float64(1.0367690791769075))
     glue("y", 0.123456789, digits=3)
     glue("k", np.int64(12))

@@ -80,3 +80,52 @@ def test_every_student_notebook_runs_before_any_exercise_is_answered(path, tmp_p
     answers = [c for c in student.cells if c.cell_type == "code" and c.source.startswith("# Exercise ")]
     assert answers, f"{path.stem}: no answer cells"
     assert all(not any(o.get("output_type") == "error" for o in c.outputs) for c in answers)
+
+
+def test_the_student_kit_holds_what_a_student_installs_and_nothing_else(tmp_path):
+    """The kit: the wheel, its pinned requirements, the student notebooks, a README; no
+    solution and no assignment master. (tests/test_install.py installs it in a fresh
+    virtualenv and runs one of its notebooks.)"""
+    kit = make_student.build_kit(tmp_path / "kit", hub="https://hub.example.edu", kit_repo="https://github.com/c/kit")
+    files = sorted(str(p.relative_to(kit)) for p in kit.rglob("*") if p.is_file())
+    (wheel,) = [f for f in files if f.endswith(".whl")]
+    notebooks = [f for f in files if f.startswith("notebooks/")]
+    assert set(files) == {wheel, "requirements.txt", "README.md", *notebooks}
+    assert sorted(notebooks) == sorted(f"notebooks/{p.name}" for p in CHAPTERS)
+    readme = (kit / "README.md").read_text()
+    assert f"pip install -r requirements.txt {wheel}" in readme
+    assert readme.count("/hub/user-redirect/git-pull?") == len(CHAPTERS)
+    listed = {}
+    for line in (kit / "requirements.txt").read_text().splitlines():
+        if "==" in line and not line.startswith("#"):
+            name, version = line.split("==")
+            listed[name] = version
+    from wheel import pinned_closure
+
+    assert listed == pinned_closure(list(make_student.KIT_REQUIREMENTS))
+    assert "otter-grader" in listed and "fedfreq" not in listed
+    for path in CHAPTERS:
+        nb = nbformat.read(kit / "notebooks" / path.name, as_version=4)
+        _, removed = make_student.student_notebook(nbformat.read(path, as_version=4), keep_outputs=False)
+        leaked = [line for line in _solution_lines(removed) if line in _everything(nb)]
+        assert not leaked, f"{path.stem}: solution lines in the kit: {leaked[:3]}"
+
+
+def test_nbgitpuller_links_open_the_chapter_in_the_pulled_repository():
+    from urllib.parse import parse_qs, urlsplit
+
+    link = make_student.nbgitpuller_link(
+        "https://hub.example.edu/", "https://github.com/course/pffe-kit.git", "notebooks/02_cpbm.ipynb", branch="fall"
+    )
+    parts = urlsplit(link)
+    assert (parts.scheme, parts.netloc, parts.path) == ("https", "hub.example.edu", "/hub/user-redirect/git-pull")
+    query = parse_qs(parts.query)
+    assert query == {
+        "repo": ["https://github.com/course/pffe-kit.git"],
+        "branch": ["fall"],
+        "urlpath": ["lab/tree/pffe-kit/notebooks/02_cpbm.ipynb"],
+    }
+    classic = make_student.nbgitpuller_link("https://h", "https://g/x/k", "a.ipynb", ui="tree")
+    assert parse_qs(urlsplit(classic).query)["urlpath"] == ["tree/k/a.ipynb"]
+    with pytest.raises(ValueError, match="ui"):
+        make_student.nbgitpuller_link("https://h", "https://g/x/k", "a.ipynb", ui="vscode")
