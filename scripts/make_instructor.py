@@ -286,11 +286,14 @@ def resolve_roles(text: str, ctx: KitContext) -> str:
                 return m.group(0)
             target = ctx.labels.get(label)
             if text_ is None and target is not None and target.kind.startswith("prf:"):
-                text_ = (
-                    f"{_kind_name(target.kind)} ({_plain_title(target.title)})"
-                    if target.title
-                    else _kind_name(target.kind)
-                )
+                kind = _kind_name(target.kind)
+                title = _plain_title(target.title) if target.title else ""
+                # "Lemma {prf:ref}`...`" in the source: the kind is already written
+                named = m.string[: m.start()].rstrip().lower().endswith(kind.lower())
+                if named:
+                    text_ = title or kind
+                else:
+                    text_ = f"{kind} ({title})" if title else kind
             return f"{{ref}}`{text_} <{label}>`" if text_ else f"{{ref}}`{label}`"
         target = ctx.labels.get(label)
         where = ctx.titles.get(target.chapter, "the book") if target else "the book"
