@@ -260,12 +260,16 @@ def shuffle_local_epsilon(epsilon, *, n, delta) -> float:
     central level below ``epsilon``, that largest valid value is returned (the
     theorem says nothing beyond it), and the guarantee it certifies is then *stronger*
     than asked for. The returned value always satisfies
-    ``shuffle_epsilon(eps0, n=n, delta=delta) <= epsilon``.
+    ``shuffle_epsilon(eps0, n=n, delta=delta) <= epsilon``, with a relative margin of
+    1e-13 for the rounding of the double evaluation (checked against 50-digit mpmath
+    for ε from 1e-280 to 1e6); the root is found on log ε0, so it is accurate to a
+    relative 1e-12 whatever its size.
 
     Raises
     ------
     ValueError
-        If :math:`n \\le 16\\log(2/\\delta)` (no valid :math:`\\varepsilon_0`).
+        If :math:`n \\le 16\\log(2/\\delta)` (no valid :math:`\\varepsilon_0`), or if
+        ``epsilon`` needs :math:`\\varepsilon_0 < e^{-650}` (about 5e-283).
 
     Examples
     --------
@@ -519,7 +523,11 @@ def binomial_noise_trials(*, epsilon, delta) -> int:
     count :math:`(\\varepsilon, \\delta)`-DP. Doubling search from ``N = 1`` to the
     first passing power of two, then bisection; correct because δ(ε) is non-increasing
     in ``N`` (see :func:`binomial_mechanism_delta`). The result is minimal: ``N - 1``
-    fails. Since :math:`P(0) = 2^{-N}` always contributes,
+    fails. The search is capped at ``MAX_BINOMIAL_USERS`` (1e9) trials: a target that
+    needs more (a tiny ε) raises ValueError, at once when the necessary condition
+    :math:`N \\ge 1/(2(\\delta + e^{\\varepsilon} - 1)^2) - 1` (from
+    :math:`\\delta(\\varepsilon) \\ge \\mathrm{TV} - (e^{\\varepsilon} - 1)` and
+    :math:`\\mathrm{TV} \\ge 1/\\sqrt{2N+2}`) already rules it out. Since :math:`P(0) = 2^{-N}` always contributes,
     :math:`N \\ge \\log_2(1/\\delta)`.
 
     Examples
