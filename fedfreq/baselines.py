@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from ._rng import as_generator
-from ._validation import check_array, check_int, check_real
+from ._validation import check_array, check_epsilon, check_int, check_ndim, check_real, check_scale
 from .deploy import release_values
 
 __all__ = [
@@ -57,14 +57,14 @@ __all__ = [
 
 
 def _check_values(values) -> tuple[np.ndarray, bool]:
-    scalar = np.ndim(values) == 0
+    scalar = check_ndim("values", values) == 0
     if scalar:
         return np.asarray(check_real("values", values), dtype=float), True
     return check_array("values", values), False
 
 
 def _check_epsilon(epsilon) -> float:
-    return check_real("epsilon", epsilon, low=0.0, low_open=True)
+    return check_epsilon("epsilon", epsilon)
 
 
 def _kary_probs(eps: float, k: int) -> tuple[float, float, float]:
@@ -121,7 +121,7 @@ def laplace_mechanism(values, *, sensitivity: float, epsilon: float, rng=None, b
     (2,)
     """
     x, scalar = _check_values(values)
-    sens = check_real("sensitivity", sensitivity, low=0.0, low_open=True)
+    sens = check_scale("sensitivity", sensitivity)
     eps = _check_epsilon(epsilon)
     gen = as_generator(rng)
     if backend != "numpy":
@@ -141,7 +141,7 @@ def laplace_variance(*, sensitivity: float, epsilon: float) -> float:
     >>> laplace_variance(sensitivity=1.0, epsilon=2.0)
     0.5
     """
-    sens = check_real("sensitivity", sensitivity, low=0.0, low_open=True)
+    sens = check_scale("sensitivity", sensitivity)
     eps = _check_epsilon(epsilon)
     return 2.0 * (sens / eps) ** 2
 
@@ -187,8 +187,8 @@ def gaussian_mechanism(values, *, sensitivity: float, sigma: float, rng=None, ba
     (2, 3)
     """
     x, scalar = _check_values(values)
-    check_real("sensitivity", sensitivity, low=0.0, low_open=True)
-    sig = check_real("sigma", sigma, low=0.0, low_open=True)
+    check_scale("sensitivity", sensitivity)
+    sig = check_scale("sigma", sigma)
     gen = as_generator(rng)
     if backend != "numpy":
         out = release_values(x, mechanism="gaussian", scale=sig, backend=backend)
@@ -205,7 +205,7 @@ def gaussian_variance(*, sigma: float) -> float:
     >>> gaussian_variance(sigma=3.0)
     9.0
     """
-    sig = check_real("sigma", sigma, low=0.0, low_open=True)
+    sig = check_scale("sigma", sigma)
     return sig * sig
 
 
@@ -414,7 +414,7 @@ def kary_rr_frequency_estimate(reports, *, k: int, epsilon: float) -> np.ndarray
 def _check_counts(n, true_count) -> tuple[int, np.ndarray, bool]:
     """n >= 0, and the count(s) c in [0, n] as floats, with whether c was a scalar."""
     n_ = check_int("n", n, low=0)
-    if np.ndim(true_count) == 0:
+    if check_ndim("true_count", true_count) == 0:
         return n_, np.asarray(check_int("true_count", true_count, low=0, high=n_), dtype=float), True
     return n_, check_array("true_count", true_count, integer=True, low=0, high=n_).astype(float), False
 

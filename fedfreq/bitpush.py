@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._rng import as_generator
-from ._validation import check_array, check_bool, check_choice, check_int, check_real
+from ._validation import check_array, check_bool, check_choice, check_epsilon, check_int, check_real, check_scale
 from .baselines import laplace_mechanism, randomized_response, rr_count_variance, rr_debias_count
 
 __all__ = [
@@ -124,7 +124,7 @@ def _check_probs(probs, b: int | None = None, *, name: str = "probs") -> np.ndar
 def _check_epsilon(epsilon) -> float | None:
     if epsilon is None:
         return None
-    return check_real("epsilon", epsilon, low=0.0, low_open=True)
+    return check_epsilon("epsilon", epsilon)
 
 
 def _rr_noise(eps: float | None) -> float:
@@ -406,7 +406,7 @@ def squash_mask(means, counts, *, epsilon: float, threshold: float, unit: str = 
     """
     m = check_array("means", means, ndim=1, min_size=1)
     c = check_array("counts", counts, ndim=1, shape=(m.size,), integer=True, low=0)
-    eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    eps = check_epsilon("epsilon", epsilon)
     tau = check_real("threshold", threshold, low=0.0)
     check_choice("unit", unit, {"sd", "subtrahend"})
     scale: np.ndarray | float
@@ -947,7 +947,7 @@ def geometric_mean_estimate(values, *, frac_bits: int = 8, alpha: float = 1.0, r
 
 
 def _check_unit(values, upper) -> tuple[np.ndarray, float]:
-    u = check_real("upper", upper, low=0.0, low_open=True)
+    u = check_scale("upper", upper)
     x = check_array("values", values, ndim=1, min_size=1, low=0.0, high=u)
     return x / u, u
 
@@ -965,7 +965,7 @@ def laplace_mean(values, *, upper: float, epsilon: float, rng=None) -> float:
     True
     """
     x, u = _check_unit(values, upper)
-    eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    eps = check_epsilon("epsilon", epsilon)
     return float(np.mean(laplace_mechanism(x * u, sensitivity=u, epsilon=eps, rng=rng)))
 
 
@@ -1003,7 +1003,7 @@ def piecewise_variance(t, epsilon: float) -> float | np.ndarray:
     0.5
     """
     tt = check_array("t", t, low=-1.0, high=1.0)
-    eps = check_real("epsilon", epsilon, low=0.0, high=_MAX_PIECEWISE_EPSILON, low_open=True, reason=_EXP_LIMIT)
+    eps = check_epsilon("epsilon", epsilon, high=_MAX_PIECEWISE_EPSILON, reason=_EXP_LIMIT)
     e = math.exp(eps / 2.0)
     out = tt**2 / (e - 1.0) + (e + 3.0) / (3.0 * (e - 1.0) ** 2)
     return float(out) if out.ndim == 0 else out
@@ -1026,7 +1026,7 @@ def piecewise_mean(values, *, upper: float, epsilon: float, rng=None) -> float:
     True
     """
     x, u = _check_unit(values, upper)
-    eps = check_real("epsilon", epsilon, low=0.0, high=_MAX_PIECEWISE_EPSILON, low_open=True, reason=_EXP_LIMIT)
+    eps = check_epsilon("epsilon", epsilon, high=_MAX_PIECEWISE_EPSILON, reason=_EXP_LIMIT)
     gen = as_generator(rng)
     t = 2.0 * x - 1.0
     e = math.exp(eps / 2.0)

@@ -28,7 +28,7 @@ import numpy as np
 
 from . import secagg
 from ._rng import as_generator
-from ._validation import check_array, check_int, check_real
+from ._validation import SCALE_MAX, check_array, check_int, check_ndim, check_real, check_scale
 from .kashin import kashin_representation
 
 __all__ = [
@@ -48,15 +48,15 @@ __all__ = [
 
 
 def _theta(theta) -> float:
-    return check_real("theta", theta, low=0.0, high=0.25, low_open=True)
+    return check_scale("theta", theta, high=0.25)
 
 
 def _C(C) -> float:
-    return check_real("C", C, low=0.0, low_open=True)
+    return check_scale("C", C)
 
 
 def _matrix(name: str, value) -> np.ndarray:
-    arr = check_array(name, value)
+    arr = check_array(name, value, max_abs=SCALE_MAX)
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
@@ -290,8 +290,8 @@ def clipping_error_bound(norms, C, *, D: int, m: int, theta: float) -> np.ndarra
     6.156854
     """
     a = check_array("norms", norms, ndim=1, low=0.0, min_size=1)
-    scalar = np.ndim(C) == 0
-    Cs = np.atleast_1d(check_array("C", C, low=0.0))
+    scalar = check_ndim("C", C) == 0
+    Cs = np.atleast_1d(check_array("C", C, low=0.0, max_abs=SCALE_MAX))
     n = a.size
     s = math.sqrt(check_int("D", D, low=1) / (4.0 * check_int("m", m, low=1) * n * _theta(theta) ** 2))
     # sum_i max(0, a_i - C) from sorted norms and suffix sums: O((n + len(C)) log n) time and memory

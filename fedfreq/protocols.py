@@ -40,7 +40,7 @@ import numpy as np
 from . import quantiles as _q
 from . import secagg
 from ._rng import as_generator
-from ._validation import check_array, check_choice, check_int, check_real
+from ._validation import EPSILON_MAX, SCALE_MAX, check_array, check_choice, check_int, check_real, check_scale
 from .accounting import DEFAULT_ORDERS, cpbm_rdp, gaussian_sigma, rdp_to_dp
 from .accounting.cpbm_accountant import MAX_USERS
 from .cpbm import _representation, clip_l2, cpbm_encode, cpbm_server, optimal_quantile
@@ -73,7 +73,7 @@ def _check_cpbm_parameters(**params) -> dict:
     out = {}
     for name, value in params.items():
         if name.startswith("theta"):
-            out[name] = check_real(name, value, low=0.0, high=0.25, low_open=True)
+            out[name] = check_scale(name, value, high=0.25)
         elif name.startswith("m"):
             out[name] = check_int(
                 name, value, low=1, high=MAX_TRIALS, reason="n users' sums must fit the secure-sum modulus"
@@ -96,7 +96,7 @@ def _cpbm_round(Y: np.ndarray, U: np.ndarray, *, theta: float, C: float, m: int,
 
 def _check_x_U(x, U) -> tuple[np.ndarray, np.ndarray]:
     U = check_array("U", U, ndim=2)
-    X = check_array("x", x, ndim=2, low=0.0, min_size=1)
+    X = check_array("x", x, ndim=2, low=0.0, min_size=1, max_abs=SCALE_MAX)
     if X.shape[1] != U.shape[0]:
         raise ValueError(f"x must have d = {U.shape[0]} columns (the rows of U); got {X.shape[1]}")
     return X, U
@@ -315,7 +315,7 @@ def mffe(
     N = n // R
     p = _check_cpbm_parameters(theta=theta, m=m, theta_q=theta_q, m_q=m_q)
     m, theta, m_q, theta_q = p["m"], p["theta"], p["m_q"], p["theta_q"]
-    C = check_real("C0", C0, low=0.0, low_open=True)
+    C = check_scale("C0", C0)
     lr = check_real("lr", lr, low=0.0, high=100.0, low_open=True)
     check_choice("target", target, ("n", "N"))
     gam = (
@@ -384,7 +384,7 @@ def multiround_fixed_estimate(
     R = check_int("rounds", rounds, low=1, high=n)
     if n % R:
         raise ValueError(f"rounds must divide the number of users n = {n}; got {R}")
-    C = check_real("C", C, low=0.0, low_open=True)
+    C = check_scale("C", C)
     m = _check_cpbm_parameters(m=m)["m"]
     N = n // R
     Y = _representation(X, U, y, eta=eta, nu=nu, iterations=iterations)
@@ -566,8 +566,11 @@ def central_gaussian_estimate(x, *, C: float, epsilon: float, delta: float, rng=
     >>> central_gaussian_estimate(np.ones((1000, 3)), C=2.0, epsilon=1.0, delta=1e-5, rng=0).shape
     (3,)
     """
-    X = check_array("x", x, ndim=2, min_size=1)
-    C = check_real("C", C, low=0.0, low_open=True)
+    X = check_array("x", x, ndim=2, min_size=1, max_abs=SCALE_MAX)
+    C = check_scale("C", C)
+    epsilon = check_real(
+        "epsilon", epsilon, low=0.0, high=EPSILON_MAX, reason="the Gaussian calibration is verified up to it"
+    )
     sigma = gaussian_sigma(epsilon, delta, sensitivity=2.0 * C)
     g = as_generator(rng)
     n = X.shape[0]
@@ -592,8 +595,11 @@ def local_gaussian_estimate(x, *, C: float, epsilon: float, delta: float, rng=No
     >>> local_gaussian_estimate(np.ones((1000, 3)), C=2.0, epsilon=1.0, delta=1e-5, rng=0).shape
     (3,)
     """
-    X = check_array("x", x, ndim=2, min_size=1)
-    C = check_real("C", C, low=0.0, low_open=True)
+    X = check_array("x", x, ndim=2, min_size=1, max_abs=SCALE_MAX)
+    C = check_scale("C", C)
+    epsilon = check_real(
+        "epsilon", epsilon, low=0.0, high=EPSILON_MAX, reason="the Gaussian calibration is verified up to it"
+    )
     sigma = gaussian_sigma(epsilon, delta, sensitivity=2.0 * C)
     g = as_generator(rng)
     return (clip_l2(X, C) + g.normal(0.0, sigma, size=X.shape)).mean(axis=0)

@@ -55,7 +55,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._rng import as_generator
-from ._validation import check_array, check_bool, check_choice, check_int, check_real
+from ._validation import (
+    MAX_CELLS,
+    call_checked,
+    check_array,
+    check_bool,
+    check_choice,
+    check_int,
+    check_ndim,
+    check_real,
+    check_scale,
+)
 
 __all__ = [
     "ENCODINGS",
@@ -138,7 +148,7 @@ def discretize_values(values, *, B: float, b: int, out_of_range: str = "raise") 
     >>> discretize_values([0.0, 0.25, 0.26, 1.0], B=1.0, b=2).tolist()
     [0, 0, 1, 3]
     """
-    B = check_real("B", B, low=0.0, low_open=True)
+    B = check_scale("B", B)
     b = _check_b(b)
     check_choice("out_of_range", out_of_range, ("raise", "last_bin"))
     x = check_array("values", values, ndim=1, low=0.0)
@@ -477,7 +487,7 @@ def prefix_weights(v, *, encoding: str, b: int) -> np.ndarray:
     if b > 12:
         raise ValueError(f"b must be at most 12 for prefix_weights (dense matrix); got {b}")
     nb = 2**b
-    scalar = np.ndim(v) == 0
+    scalar = check_ndim("v", v) == 0
     vv = check_array("v", np.atleast_1d(v), ndim=1, integer=True, low=1, high=nb)
     dim = histogram_dimension(encoding, b)
     # exact in floating point: weights are dyadic rationals
@@ -557,7 +567,7 @@ def quantile_from_prefix(prefix, gamma, *, n: int, B: float, rule: str = "argmin
         raise ValueError("prefix must have a last axis with at least 2 entries")
     g = check_array("gamma", gamma, low=0.0, high=1.0)
     n = check_int("n", n, low=1)
-    B = check_real("B", B, low=0.0, low_open=True)
+    B = check_scale("B", B)
     check_choice("rule", rule, ("argmin", "first"))
     nb = p.shape[-1]
     frac = p[..., None, :] / n
@@ -639,7 +649,7 @@ def cpbm_sum_mechanism(*, m: int, theta: float, neighbours: int | None = 1) -> M
     (3,)
     """
     m = check_int("m", m, low=1)
-    theta = check_real("theta", theta, low=0.0, high=0.25, low_open=True)
+    theta = check_scale("theta", theta, high=0.25)
     if neighbours is not None:
         neighbours = check_int("neighbours", neighbours, low=1)
     from .cpbm import cpbm_decode
@@ -680,12 +690,14 @@ def cpbm_sum_sampler(user_vectors, *, m: int, theta: float, size: int | None = N
     (1,)
     """
     m = check_int("m", m, low=1)
-    theta = check_real("theta", theta, low=0.0, high=0.25, low_open=True)
+    theta = check_scale("theta", theta, high=0.25)
     u = check_array("user_vectors", user_vectors, ndim=2, low=-1.0, high=1.0)
     if u.size and not np.all(np.isin(u, (-1.0, 0.0, 1.0))):
         raise ValueError("user_vectors must have entries in {-1, 0, 1} for cpbm_sum_sampler")
     g = as_generator(rng)
-    shape = None if size is None else (check_int("size", size, low=1), u.shape[1])
+    cap = max(1, MAX_CELLS // max(1, u.shape[1]))
+    reason = f"the result holds size * dim numbers, at most {MAX_CELLS:.0e}"
+    shape = None if size is None else (check_int("size", size, low=1, high=cap, reason=reason), u.shape[1])
     n = u.shape[0]
     n_plus = (u > 0).sum(axis=0)
     n_minus = (u < 0).sum(axis=0)
@@ -718,7 +730,7 @@ def cpbm_coordinate_variance(sum_sq, *, n: int, m: int, theta: float):
     """
     n = check_int("n", n, low=1)
     m = check_int("m", m, low=1)
-    theta = check_real("theta", theta, low=0.0, high=0.25, low_open=True)
+    theta = check_scale("theta", theta, high=0.25)
     s = check_array("sum_sq", sum_sq, low=0.0, high=float(n))
     out = n / (4.0 * m * theta**2) - s / m
     return float(out) if out.ndim == 0 else out
@@ -752,12 +764,12 @@ def prefix_variance(v, *, encoding: str, b: int, coordinate_variance) -> np.ndar
 def _bound_args(m, n, theta):
     m = check_int("m", m, low=1)
     n = check_int("n", n, low=1)
-    theta = check_real("theta", theta, low=0.0, high=0.25, low_open=True)
+    theta = check_scale("theta", theta, high=0.25)
     return m, n, theta
 
 
 def _bins(B, Delta) -> float:
-    B = check_real("B", B, low=0.0, low_open=True)
+    B = check_scale("B", B)
     Delta = check_real("Delta", Delta, low=0.0, high=B, low_open=True)
     return B / Delta
 
@@ -871,7 +883,7 @@ def federated_quantile(
         raise ValueError("values must contain at least one user")
     u = histogram_user_vectors(bins, encoding=encoding, b=b)
     mech = exact_sum_mechanism if mechanism is None else mechanism
-    sums = np.asarray(mech(u, g), dtype=float)
+    sums = check_array("mechanism(user_vectors, rng)", call_checked("mechanism", mech, u, g))
     if sums.shape != (u.shape[1],):
         raise ValueError(f"mechanism must return shape ({u.shape[1]},); got {sums.shape}")
     prefix = histogram_prefix_counts(sums, encoding=encoding, b=b, n=n)
@@ -887,7 +899,7 @@ def average_bin_error(estimated, reference, *, B: float, b: int) -> float:
     >>> average_bin_error([0.5, 0.75], [0.25, 0.75], B=1.0, b=2)
     0.5
     """
-    B = check_real("B", B, low=0.0, low_open=True)
+    B = check_scale("B", B)
     b = _check_b(b)
     e = check_array("estimated", estimated, ndim=1, min_size=1)
     r = check_array("reference", reference, shape=e.shape)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_array, check_real
+from .._validation import check_array, check_ndim, check_real, check_scale
 
 __all__ = []
 
@@ -29,7 +29,7 @@ def _histograms(histograms) -> np.ndarray:
 
 
 def _threshold(C, name: str = "C") -> float:
-    return check_real(name, C, low=0.0, low_open=True)
+    return check_scale(name, C)
 
 
 def _epsilon(epsilon, name: str = "epsilon") -> float:
@@ -47,12 +47,12 @@ def _out(x):
 
 # exact expected losses and thresholds (Lemma 4.2, Theorem 4.3)
 def _thresholds(C, allow_zero: bool = False) -> tuple[np.ndarray, bool]:
-    scalar = np.ndim(C) == 0
+    scalar = check_ndim("C", C) == 0
     arr = np.atleast_1d(check_array("C", C, low=0.0, low_open=not allow_zero, min_size=1))
     return arr, scalar
 
 
 # Algorithm 5 (debiasing Poisson counts)
 def _lams(lam, name: str = "lam") -> tuple[np.ndarray, bool]:
-    scalar = np.ndim(lam) == 0
+    scalar = check_ndim(name, lam) == 0
     return np.atleast_1d(check_array(name, lam, low=0.0)).astype(float), scalar

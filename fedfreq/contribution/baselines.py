@@ -9,7 +9,7 @@ import math
 import numpy as np
 from scipy import special
 
-from .._validation import check_array, check_int, check_real
+from .._validation import check_array, check_int, check_real, check_scale
 
 __all__ = ["norm_quantile", "m_quantile_threshold", "chi_mean", "l2_quantile_rank", "l2_quantile_threshold"]
 
@@ -42,7 +42,7 @@ def m_quantile_threshold(l2_norms, *, d: int, sigma: float) -> float:
     """
     l2 = check_array("l2_norms", l2_norms, ndim=1, low=0.0, min_size=1)
     dd = check_int("d", d, low=1)
-    sig = check_real("sigma", sigma, low=0.0, low_open=True)
+    sig = check_scale("sigma", sigma)
     k = math.ceil(dd * sig * math.sqrt(2.0 / math.pi))
     if k > l2.size:
         return 0.0
@@ -78,7 +78,7 @@ def l2_quantile_rank(*, d: int, sigma: float) -> int:
     >>> l2_quantile_rank(d=100, sigma=1.0)
     10
     """
-    sig = check_real("sigma", sigma, low=0.0, low_open=True)
+    sig = check_scale("sigma", sigma)
     return max(1, math.ceil(sig * chi_mean(d) - 1e-12))
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from scipy import sparse
 
 from .._rng import as_generator
-from .._validation import check_choice, check_int
+from .._validation import MAX_CELLS, check_choice, check_int
 from ._checks import _histograms, _threshold, _thresholds
 
 __all__ = ["clip_l1", "clip_l1_sum", "rand_clip", "rand_clip_sum", "clip_sensitivity"]
@@ -177,7 +177,9 @@ def rand_clip_sum(histograms, C: int, *, rng=None, draws: int | None = None) -> 
     """
     N = _histograms(histograms)
     c = check_int("C", C, low=1)
-    R = 1 if draws is None else check_int("draws", draws, low=1)
+    cap = max(1, MAX_CELLS // max(1, N.shape[1]))
+    reason = f"the result holds draws * d counts, at most {MAX_CELLS:.0e}"
+    R = 1 if draws is None else check_int("draws", draws, low=1, high=cap, reason=reason)
     gen = as_generator(rng)
     plan = _RandClipPlan(N, c)
     out = np.stack([plan.column_sums(gen) for _ in range(R)])

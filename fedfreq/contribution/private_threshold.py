@@ -10,9 +10,9 @@ import math
 import numpy as np
 
 from .._rng import as_generator
-from .._validation import check_array, check_int, check_real
+from .._validation import EPSILON_MAX, SCALE_MAX, check_array, check_epsilon, check_int, check_real, check_scale
 from ..accounting import gaussian_sigma
-from ._checks import _delta, _epsilon
+from ._checks import _delta
 from .bounded import _norm_pair, regularized_threshold
 from .unbounded import exponential_mechanism_probabilities
 
@@ -51,9 +51,9 @@ def output_perturbation_threshold(
     """
     dd = check_int("d", d, low=1)
     l1, _ = _norm_pair(l1_norms, l2_norms, dd)
-    cm = check_real("C_max", C_max, low=0.0, low_open=True)
-    ss = check_real("s", s, low=1.0)
-    ep = _epsilon(epsilon_prime, "epsilon_prime")
+    cm = check_scale("C_max", C_max)
+    ss = check_real("s", s, low=1.0, high=SCALE_MAX)
+    ep = check_epsilon("epsilon_prime", epsilon_prime, high=EPSILON_MAX)
     if not isinstance(project, bool | np.bool_):
         raise ValueError(f"project must be True or False; got {project!r}")
     gen = as_generator(rng)
@@ -121,13 +121,13 @@ def private_threshold_sgd(
     """
     dd = check_int("d", d, low=1)
     l1, l2 = _norm_pair(l1_norms, l2_norms, dd)
-    sig = check_real("sigma", sigma, low=0.0, low_open=True)
-    cm = check_real("C_max", C_max, low=0.0, low_open=True)
-    ss = check_real("s", s, low=1.0)
-    ep = _epsilon(epsilon_prime, "epsilon_prime")
+    sig = check_scale("sigma", sigma)
+    cm = check_scale("C_max", C_max)
+    ss = check_real("s", s, low=1.0, high=SCALE_MAX)
+    ep = check_epsilon("epsilon_prime", epsilon_prime, high=EPSILON_MAX)
     dp = _delta(delta_prime, "delta_prime")
     n = l1.size
-    T = n * n if steps is None else check_int("steps", steps, low=1)
+    T = n * n if steps is None else check_int("steps", steps, low=1, high=_MAX_STEPS, reason=_STEPS_REASON)
     gen = as_generator(rng)
     M = dd * sig * math.sqrt(2.0 / math.pi)
     L = math.sqrt(ss) + M / n
@@ -135,7 +135,7 @@ def private_threshold_sgd(
     if noise_multiplier is None:
         var = 32.0 * L * L * T * math.log(max(n / dp, math.e)) * math.log(1.0 / dp) / ep**2
     else:
-        var = (check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True) * n * L) ** 2
+        var = (check_scale("noise_multiplier", noise_multiplier) * n * L) ** 2
     if not isinstance(average, bool | np.bool_):
         raise ValueError(f"average must be True or False; got {average!r}")
     users = gen.integers(0, n, size=T)
@@ -146,6 +146,8 @@ def private_threshold_sgd(
     return float(tail / (T - T // 2)) if average else float(c)
 
 
+_MAX_STEPS = 10**8  # 16 bytes of sampled users and noise per step, held at once
+_STEPS_REASON = "the sampled user and the noise of every step are held in memory, 16 bytes a step"
 _SGD_CHUNK = 1 << 16  # steps whose step sizes and increments are formed at once (a few MB)
 _SGD_BLOCK = 4096  # longest block of steps advanced by one cumulative sum
 
@@ -293,7 +295,7 @@ def private_quantile_gd(
     x = np.sort(check_array("values", values, ndim=1, min_size=1))
     n = x.size
     k = check_int("rank", rank, low=1, high=n)
-    eps = _epsilon(epsilon)
+    eps = check_epsilon("epsilon", epsilon, high=EPSILON_MAX)
     dl = _delta(delta)
     T = check_int("steps", steps, low=2, high=10**6, reason="the steps run one by one")
     lr = check_real("eta", eta, low=0.0, high=10.0, low_open=True)
@@ -326,7 +328,7 @@ def private_quantile(values, *, rank: int, grid, epsilon: float, rng=None) -> fl
     x = check_array("values", values, ndim=1, min_size=1)
     k = check_int("rank", rank, low=1, high=x.size)
     g = np.sort(check_array("grid", grid, ndim=1, min_size=1))
-    eps = _epsilon(epsilon)
+    eps = check_epsilon("epsilon", epsilon, high=EPSILON_MAX)
     gen = as_generator(rng)
     above = x.size - np.searchsorted(np.sort(x), g, side="right")
     u = -np.abs(above - (k - 1)).astype(float)

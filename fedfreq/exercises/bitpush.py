@@ -20,7 +20,7 @@ from ..bitpush import (
     synthetic_integers,
     weighted_probabilities,
 )
-from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, not_yet, passed
+from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, checker, not_yet, passed
 
 __all__ = [
     "check_bitpush_estimator",
@@ -31,6 +31,7 @@ __all__ = [
 ]
 
 
+@checker
 def check_bitpush_estimator(
     estimator: Callable[[np.ndarray, np.ndarray, int, float], float],
     *,
@@ -94,6 +95,7 @@ def check_bitpush_estimator(
     return CheckResult(True, "unbiased on both populations and both epsilons, with the expected spread")
 
 
+@checker
 def check_split_encoding(
     encode: Callable[[np.ndarray, int], np.ndarray],
     *,
@@ -160,6 +162,7 @@ def _random_counts(gen: np.random.Generator, n: int, b: int, *, all_used: bool) 
     return np.diff(np.concatenate([[0], cuts, [n]])).astype(np.int64)
 
 
+@checker
 def check_fixed_population_variance(
     func: Callable[[np.ndarray, np.ndarray, int], float],
     *,
@@ -225,6 +228,7 @@ def check_fixed_population_variance(
     return passed(f"exact on all {len(cases)} populations, with and without unreported bits")
 
 
+@checker
 def check_eq1_counterexample(make_population: Callable[[int], np.ndarray], *, b: int = 10) -> CheckResult:
     r"""Self-check for the find-the-error exercise on the variance bound of Eq. (1) of
     Cormode & Markov (2021).
@@ -271,6 +275,7 @@ def check_eq1_counterexample(make_population: Callable[[int], np.ndarray], *, b:
     )
 
 
+@checker
 def check_stochastic_rounding(
     func: Callable[[np.ndarray, int, np.random.Generator], np.ndarray],
     *,

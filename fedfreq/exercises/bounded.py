@@ -12,7 +12,7 @@ from scipy import integrate, stats
 from .._rng import as_generator
 from .._validation import check_int
 from ..contribution import gaussian_expected_loss, lemma41_sigma, regularized_threshold
-from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, not_yet, passed, two_sided_false_fail
+from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, checker, not_yet, passed, two_sided_false_fail
 
 __all__ = ["check_gaussian_loss", "check_output_perturbation"]
 
@@ -24,6 +24,7 @@ def _random_histograms(gen: np.random.Generator, n: int, d: int) -> np.ndarray:
     return np.array([gen.multinomial(m, p) for m, p in zip(sizes, mixes, strict=True)]).reshape(n, d)
 
 
+@checker
 def check_gaussian_loss(
     func: Callable[[np.ndarray, float, float], float],
     *,
@@ -113,6 +114,7 @@ def _projected_laplace_moments(center: float, b: float, cap: float) -> dict[str,
     }
 
 
+@checker
 def check_output_perturbation(
     func: Callable[..., float],
     *,
@@ -145,7 +147,7 @@ def check_output_perturbation(
     ...     return output_perturbation_threshold(
     ...         l1, l2, d=d, sigma=sigma, C_max=C_max, s=s, epsilon_prime=epsilon_prime, rng=rng
     ...     )
-    >>> check_output_perturbation(alg2).passed
+    >>> check_output_perturbation(alg2, trials=200).passed
     True
     """
     k = check_int("trials", trials, low=200, high=MAX_TRIALS, reason="the checker runs your code that many times")

@@ -15,7 +15,7 @@ from ..contribution import (
     threshold_objective,
     unbounded_threshold,
 )
-from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, not_yet, passed
+from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, checker, not_yet, passed
 
 __all__ = [
     "check_clipped_poisson_inverse",
@@ -26,6 +26,7 @@ __all__ = [
 ]
 
 
+@checker
 def check_clipped_poisson_inverse(
     func: Callable[[float, int], float],
     *,
@@ -46,7 +47,7 @@ def check_clipped_poisson_inverse(
     Examples
     --------
     >>> from fedfreq.contribution import clipped_poisson_mean_inverse
-    >>> check_clipped_poisson_inverse(clipped_poisson_mean_inverse).passed
+    >>> check_clipped_poisson_inverse(clipped_poisson_mean_inverse, trials=40).passed
     True
     """
     c = check_int("C", C, low=1)
@@ -83,6 +84,7 @@ def check_clipped_poisson_inverse(
     return passed(f"{y.size} values inverted to relative accuracy {np.max(rel):.1e}")
 
 
+@checker
 def check_gaussian_threshold(
     func: Callable[[np.ndarray, np.ndarray, int, float], float],
     *,
@@ -133,6 +135,7 @@ def check_gaussian_threshold(
     return passed(f"your threshold minimises G(C) on all {k} random datasets")
 
 
+@checker
 def check_rand_clip(
     func: Callable[[np.ndarray, int, np.random.Generator], np.ndarray],
     *,
@@ -151,7 +154,7 @@ def check_rand_clip(
     Examples
     --------
     >>> from fedfreq.contribution import rand_clip
-    >>> check_rand_clip(lambda h, C, g: rand_clip(np.asarray(h)[None, :], C, rng=g)[0]).passed
+    >>> check_rand_clip(lambda h, C, g: rand_clip(np.asarray(h)[None, :], C, rng=g)[0], trials=500).passed
     True
     """
     k = check_int("trials", trials, low=100, high=MAX_TRIALS, reason="the checker runs your code that many times")
@@ -185,6 +188,7 @@ def check_rand_clip(
     return passed(f"sizes, bounds and unbiasedness ({k} draws, 4 standard errors) all check out")
 
 
+@checker
 def check_clipped_poisson_mean(
     func: Callable[[float, int], float],
     *,
@@ -237,6 +241,7 @@ def check_clipped_poisson_mean(
     return passed(f"h(lambda) accurate to 1e-9 relative on {len(cases)} pairs (lambda, C), hard cases included")
 
 
+@checker
 def check_unbounded_release(
     func: Callable[[np.ndarray, np.ndarray, int, float, float, np.random.Generator], np.ndarray],
     *,

@@ -11,11 +11,12 @@ from .._rng import as_generator
 from .._validation import check_int
 from ..cpbm import clip_l2, clipping_error_bound, cpbm_error_terms, cpbm_variance, optimal_threshold
 from ..kashin import kashin_level, kashin_representation, tight_frame
-from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, not_yet, passed
+from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, checker, not_yet, passed
 
 __all__ = ["check_cpbm_decoder", "check_optimal_threshold", "check_kashin_representation", "check_cpbm_mse"]
 
 
+@checker
 def check_cpbm_decoder(
     decode: Callable[[np.ndarray, int, float, float, int], np.ndarray],
     *,
@@ -69,6 +70,7 @@ def check_cpbm_decoder(
     )
 
 
+@checker
 def check_optimal_threshold(
     func: Callable[[np.ndarray, int, int, float], float],
     *,
@@ -115,6 +117,7 @@ def check_optimal_threshold(
     return passed(f"your threshold minimises the bound in all {len(cases)} cases")
 
 
+@checker
 def check_kashin_representation(
     kashin: Callable[[np.ndarray, np.ndarray, float, float, int], np.ndarray],
     *,
@@ -193,6 +196,7 @@ def check_kashin_representation(
     return passed(f"your coefficients match the truncation algorithm in all {len(cases)} cases")
 
 
+@checker
 def check_cpbm_mse(
     mse: Callable[[np.ndarray, np.ndarray, np.ndarray, float, float, int], float],
     *,

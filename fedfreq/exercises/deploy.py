@@ -11,7 +11,7 @@ from .._rng import as_generator
 from .._validation import check_int
 from ..audit import epsilon_lower_bound, hockey_stick
 from ..deploy import discrete_laplace_logpmf
-from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, not_yet, passed
+from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, checker, not_yet, passed
 
 __all__ = [
     "check_discrete_laplace_sampler",
@@ -30,6 +30,7 @@ def _scalar(value) -> float:
     return float(value)
 
 
+@checker
 def check_discrete_laplace_sampler(
     func: Callable[[float, int, np.random.Generator], np.ndarray],
     *,
@@ -91,6 +92,7 @@ def _dlap_reference(t: float, shift: int, eps: float) -> float:
     return hockey_stick(discrete_laplace_logpmf(ks, t), discrete_laplace_logpmf(ks - shift, t), eps)
 
 
+@checker
 def check_discrete_laplace_delta(
     func: Callable[[float, int, float], float],
     *,
@@ -154,6 +156,7 @@ def _random_law(gen: np.random.Generator, size: int, holes: int) -> np.ndarray:
         return np.log(p)
 
 
+@checker
 def check_hockey_stick(
     func: Callable[[np.ndarray, np.ndarray, float], float],
     *,
@@ -211,6 +214,7 @@ def check_hockey_stick(
     return passed(f"exact privacy profile on {len(cases)} pairs of laws")
 
 
+@checker
 def check_epsilon_lower_bound(
     func: Callable[[int, int, int, int, float, float], float],
     *,

@@ -8,12 +8,13 @@ from collections.abc import Callable
 import numpy as np
 
 from .._rng import as_generator
-from .._validation import check_int, check_real
-from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, not_yet, passed
+from .._validation import check_int, check_real, check_scale
+from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, checker, not_yet, passed
 
 __all__ = ["check_rr_debias", "check_gaussian_budget", "check_rdp_conversion"]
 
 
+@checker
 def check_rr_debias(
     estimator: Callable[[np.ndarray, float], float],
     *,
@@ -88,6 +89,7 @@ def check_rr_debias(
     return CheckResult(True, "no detectable bias over 4 settings (z-test at 4.5 standard errors each)")
 
 
+@checker
 def check_gaussian_budget(value: float, *, sigma: float, k: int, delta: float) -> CheckResult:
     """Check a computed ε for ``k``-fold composition of the Gaussian mechanism.
 
@@ -105,7 +107,7 @@ def check_gaussian_budget(value: float, *, sigma: float, k: int, delta: float) -
     """
     from ..accounting import DEFAULT_ORDERS, rdp_gaussian, rdp_to_dp
 
-    sigma = check_real("sigma", sigma, low=0.0, low_open=True)
+    sigma = check_scale("sigma", sigma)
     k = check_int("k", k, low=1)
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     value = check_real("value", value, low=0.0)
@@ -121,6 +123,7 @@ def check_gaussian_budget(value: float, *, sigma: float, k: int, delta: float) -
     )
 
 
+@checker
 def check_rdp_conversion(convert: Callable[[np.ndarray, np.ndarray, float], float]) -> CheckResult:
     r"""Self-check for the exercise "implement the RDP to (ε, δ) conversion".
 

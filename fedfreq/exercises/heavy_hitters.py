@@ -11,11 +11,12 @@ import numpy as np
 from .._rng import as_generator
 from .._validation import check_int, check_real
 from ..heavy_hitters import composition_advanced_paper, optimal_composition_delta
-from ._result import CheckResult, StudentError, attempt, not_yet, passed
+from ._result import CheckResult, StudentError, attempt, checker, not_yet, passed
 
 __all__ = ["check_decomposition", "check_optimal_composition", "check_composition_counterexample"]
 
 
+@checker
 def check_decomposition(
     func: Callable[[int, int, int], Iterable[tuple[int, int]]],
     *,
@@ -76,6 +77,7 @@ def _scalar(value) -> float | None:
     return x if math.isfinite(x) else None
 
 
+@checker
 def check_optimal_composition(
     func: Callable[[float, float, int, float], float],
     *,
@@ -160,6 +162,7 @@ def check_optimal_composition(
     return passed(f"matches the optimal composition bound in all {len(cases)} cases (relative 1e-6)")
 
 
+@checker
 def check_composition_counterexample(find: Callable[[], tuple[float, float, int]]) -> CheckResult:
     r"""Self-check for the find-the-error exercise on the advanced-composition bound.
 

@@ -11,7 +11,7 @@ from .._rng import as_generator
 from ..accounting import cpbm_rdp
 from ..cpbm import optimal_quantile
 from ..protocols import tffe_rdp
-from ._result import CheckResult, StudentError, attempt, not_yet, passed
+from ._result import CheckResult, StudentError, attempt, checker, not_yet, passed
 
 __all__ = [
     "check_multiround_level",
@@ -21,6 +21,7 @@ __all__ = [
 ]
 
 
+@checker
 def check_multiround_level(
     func: Callable[[int, int, int, int, float], float],
     *,
@@ -73,6 +74,7 @@ def check_multiround_level(
     return passed(f"your level is optimal in all {len(cases)} designs")
 
 
+@checker
 def check_tffe_rdp(
     func: Callable[..., np.ndarray],
     *,
@@ -149,6 +151,7 @@ def check_tffe_rdp(
     return passed(f"your curve is the composed RDP of TFFE in all {len(cases)} designs")
 
 
+@checker
 def check_warmup_rounds(
     func: Callable[[float, float, float, float], int],
     *,
@@ -217,6 +220,7 @@ def _warmup_rounds(C1: float, C_star: float, eta: float, gamma: float) -> int:
     return math.ceil(abs(math.log(C_star / C1)) / step)
 
 
+@checker
 def check_online_threshold(
     func: Callable[[float, int, float, float, float, int, float], float],
     *,

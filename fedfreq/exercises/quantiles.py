@@ -15,11 +15,12 @@ from ..quantiles import (
     histogram_user_vectors,
     prefix_variance,
 )
-from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, not_yet, passed
+from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, checker, not_yet, passed
 
 __all__ = ["check_dht_decoder", "check_private_cdf"]
 
 
+@checker
 def check_dht_decoder(
     decoder: Callable[[int, np.ndarray], np.ndarray],
     *,
@@ -69,6 +70,7 @@ def check_dht_decoder(
     return passed(f"your decoder reproduces {trials} random histograms with 2^{b} bins exactly")
 
 
+@checker
 def check_private_cdf(
     func: Callable[[np.ndarray, int, int, float, np.random.Generator], np.ndarray],
     *,

@@ -8,11 +8,12 @@ from collections.abc import Callable
 
 from .._validation import check_int, check_real
 from ..sample_threshold import delta_exact, delta_exact_profile, omission_probability
-from ._result import CheckResult, StudentError, attempt, not_yet, passed
+from ._result import CheckResult, StudentError, attempt, checker, not_yet, passed
 
 __all__ = ["check_omission_estimate", "check_exact_delta"]
 
 
+@checker
 def check_omission_estimate(estimate: float, *, W: int, sampling_rate: float, tau: int, trials: int) -> CheckResult:
     r"""Self-check for a Monte Carlo estimate of the probability that an item is suppressed.
 
@@ -43,6 +44,7 @@ def check_omission_estimate(estimate: float, *, W: int, sampling_rate: float, ta
     )
 
 
+@checker
 def check_exact_delta(delta: Callable[[float, float, int], float]) -> CheckResult:
     r"""Self-check for the exercise on computing the exact δ of sample-and-threshold.
 

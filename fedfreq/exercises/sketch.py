@@ -24,11 +24,12 @@ from ..sketch import (
     sketch_vector,
     zipf_frequencies,
 )
-from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, not_yet, passed
+from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, checker, not_yet, passed
 
 __all__ = ["check_width_rule", "check_hybrid_decoder", "check_smallest_width", "check_dp_sketch_sigma"]
 
 
+@checker
 def check_width_rule(
     rule: Callable[[np.ndarray, float], int],
     *,
@@ -86,6 +87,7 @@ def check_width_rule(
     return passed("your widths are (tau, 0.1)-correct on every test instance and not wasteful")
 
 
+@checker
 def check_hybrid_decoder(
     decoder: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
     *,
@@ -149,6 +151,7 @@ def _is_smallest(w: int, tail: np.ndarray, tau: float) -> bool:
     return bool(meets and below_fails)
 
 
+@checker
 def check_smallest_width(
     width: Callable[[np.ndarray, float], int],
     *,
@@ -213,6 +216,7 @@ def check_smallest_width(
     return not_yet(f"{where}. Check the definition of E(W) and that no smaller width also qualifies.")
 
 
+@checker
 def check_dp_sketch_sigma(sigma: Callable[[float, float, int, int, int], float]) -> CheckResult:
     r"""Self-check for the exercise on calibrating the noise of the private hybrid sketch.
 

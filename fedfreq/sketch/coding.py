@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import secagg
-from .._validation import check_array, check_choice, check_int
+from .._validation import SCALE_MAX, check_array, check_choice, check_int
 from .hashing import (
     DESIGNS,
     MERSENNE_PRIME,
@@ -256,7 +256,7 @@ def decode_sketches(sketches, hashes: SketchHashes | HashTables, *, d: int) -> n
 
 
 def _check_round_frequencies(round_frequencies) -> np.ndarray:
-    F = check_array("round_frequencies", round_frequencies, ndim=2, low=0.0, min_size=1)
+    F = check_array("round_frequencies", round_frequencies, ndim=2, low=0.0, min_size=1, max_abs=SCALE_MAX)
     return F
 
 

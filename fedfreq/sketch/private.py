@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import accounting
 from .._rng import as_generator
-from .._validation import check_choice, check_int, check_real
+from .._validation import EPSILON_MAX, SCALE_MAX, check_choice, check_epsilon, check_int, check_real, check_scale
 from .coding import _check_round_frequencies, _decode, _sketch_rounds
 from .hashing import draw_sketch_hashes
 
@@ -68,6 +68,9 @@ def dp_sketch_sigma(
         "participations", participations, low=1, high=10**6, reason="the RDP curve is composed once per participation"
     )
     delta_s = sketch_sensitivity(rows=rows, n=n, relation=relation) * math.sqrt(participations)
+    epsilon = check_real(
+        "epsilon", epsilon, low=0.0, high=EPSILON_MAX, reason="the Gaussian calibration is verified up to it"
+    )
     return accounting.gaussian_sigma(epsilon, delta, sensitivity=delta_s)
 
 
@@ -98,7 +101,7 @@ def dp_sketch_epsilon(
     >>> round(eps, 3)
     0.795
     """
-    sigma = check_real("sigma", sigma, low=0.0, low_open=True)
+    sigma = check_scale("sigma", sigma)
     participations = check_int(
         "participations", participations, low=1, high=10**6, reason="the RDP curve is composed once per participation"
     )
@@ -122,11 +125,11 @@ def paper_dp_sigma(epsilon: float, delta: float, *, rows: int, n: int, c0: float
     >>> round(paper_dp_sigma(1.0, 1e-5, rows=4, n=1000) * 1000, 4)
     9.5971
     """
-    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    epsilon = check_epsilon("epsilon", epsilon)
     delta = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     rows = check_int("rows", rows, low=1)
     n = check_int("n", n, low=1)
-    c0 = check_real("c0", c0, low=0.0, low_open=True)
+    c0 = check_scale("c0", c0)
     return c0 * math.sqrt(rows * math.log(1.0 / delta)) / (n * epsilon)
 
 
@@ -159,7 +162,7 @@ def dp_hybrid_sketch_estimate(
     True
     """
     F = _check_round_frequencies(round_frequencies)
-    sigma = check_real("sigma", sigma, low=0.0)
+    sigma = check_real("sigma", sigma, low=0.0, high=SCALE_MAX, reason="its square must stay finite")
     gen = as_generator(rng)
     M, d = F.shape
     tables = draw_sketch_hashes(width=width, rows=rows, rounds=M, design=design, rng=gen).tabulate(d)

@@ -11,7 +11,7 @@ import numpy as np
 from scipy import optimize
 
 from .._rng import as_generator
-from .._validation import check_array, check_int, check_real
+from .._validation import SCALE_MAX, check_array, check_int, check_real, check_scale
 from .coding import _check_round_frequencies, sketch_estimate_clients
 from .hashing import MAX_DOMAIN, MAX_ROWS, MERSENNE_PRIME, _check_items
 
@@ -55,7 +55,7 @@ def tail_energy(values, k: int) -> float:
     >>> round(tail_energy([0.1, 0.5, 0.2, 0.2], 2), 6)
     0.05
     """
-    v = check_array("values", values, ndim=1, low=0.0)
+    v = check_array("values", values, ndim=1, low=0.0, max_abs=SCALE_MAX)
     k = check_int("k", k, low=0)
     s = np.sort(v)[::-1]
     return float(np.sum(s[k:] ** 2))
@@ -88,7 +88,7 @@ def minton_price_bound(
     width = check_int("width", width, low=1)
     rows = check_int("rows", rows, low=1)
     p = check_real("p", p, low=0.0, high=1.0, low_open=True, high_open=True)
-    constant = check_real("constant", constant, low=0.0, low_open=True)
+    constant = check_scale("constant", constant)
     k = width if tail_start is None else check_int("tail_start", tail_start, low=0)
     return constant * math.sqrt(math.log(1.0 / p) / rows * tail_energy(values, k) / width)
 
@@ -130,8 +130,8 @@ def width_objective(freqs, k, tau: float):
     >>> width_objective([0.5, 0.3, 0.2], [0, 1, 2, 3], 0.4).round(4).tolist()
     [2.375, 1.8125, 2.25, 3.0]
     """
-    f = check_array("freqs", freqs, ndim=1, low=0.0)
-    tau = check_real("tau", tau, low=0.0, high=1.0, low_open=True, high_open=True)
+    f = check_array("freqs", freqs, ndim=1, low=0.0, max_abs=SCALE_MAX)
+    tau = check_scale("tau", tau, high=1.0, high_open=True)
     kk = check_array("k", k, integer=True, low=0)
     s = np.sort(f)[::-1] ** 2
     tail = np.concatenate([np.cumsum(s[::-1])[::-1], [0.0]])  # tail[k] = sum_{i>k}
@@ -152,9 +152,9 @@ def oracle_width(freqs, tau: float, *, constant: float = 1.0, n: int | None = No
     >>> oracle_width([0.5, 0.3, 0.2], 0.4)
     2
     """
-    f = check_array("freqs", freqs, ndim=1, low=0.0, min_size=1)
-    tau = check_real("tau", tau, low=0.0, high=1.0, low_open=True, high_open=True)
-    constant = check_real("constant", constant, low=0.0, low_open=True)
+    f = check_array("freqs", freqs, ndim=1, low=0.0, min_size=1, max_abs=SCALE_MAX)
+    tau = check_scale("tau", tau, high=1.0, high_open=True)
+    constant = check_scale("constant", constant)
     val = np.sum(f >= tau) + np.sum(f[f < tau] ** 2) / tau**2
     if n is not None:
         val = min(val, check_int("n", n, low=1))
@@ -169,8 +169,8 @@ def minimax_width(tau: float, *, constant: float = 1.0, n: int | None = None) ->
     >>> minimax_width(0.01, constant=2.0)
     400
     """
-    tau = check_real("tau", tau, low=0.0, high=1.0, low_open=True, high_open=True)
-    constant = check_real("constant", constant, low=0.0, low_open=True)
+    tau = check_scale("tau", tau, high=1.0, high_open=True)
+    constant = check_scale("constant", constant)
     val = 2.0 / tau
     if n is not None:
         val = min(val, check_int("n", n, low=1))
@@ -191,7 +191,7 @@ def polynomial_frequencies(alpha: float, beta: float, d: int) -> np.ndarray:
     [0.5, 0.25, 0.167, 0.0, 0.0]
     """
     alpha = check_real("alpha", alpha, low=0.0, low_open=True)
-    beta = check_real("beta", beta, low=0.0, low_open=True)
+    beta = check_scale("beta", beta)
     d = check_int("d", d, low=1, high=MAX_DOMAIN, reason="a dense frequency vector of d entries must fit in memory")
     v = beta * np.arange(1, d + 1, dtype=float) ** (-alpha)
     keep = np.cumsum(v) <= 1.0 + 1e-12
@@ -215,7 +215,7 @@ def fit_polynomial(top_values) -> tuple[float, float]:
     >>> round(a, 4), round(b, 4)
     (1.5, 0.3)
     """
-    y = check_array("top_values", top_values, ndim=1, min_size=2)
+    y = check_array("top_values", top_values, ndim=1, min_size=2, max_abs=SCALE_MAX)
     y = np.sort(y)[::-1]
     i = np.arange(1, y.size + 1, dtype=float)
     pos = y > 0
@@ -223,6 +223,11 @@ def fit_polynomial(top_values) -> tuple[float, float]:
         raise ValueError("top_values must contain at least two positive estimates")
     slope, icpt = np.polyfit(np.log(i[pos]), np.log(y[pos]), 1)
     x0 = np.array([max(-slope, 1e-3), icpt])
+    if not (x0[0] <= 50.0 and -50.0 <= x0[1] <= 5.0):
+        raise ValueError(
+            "top_values lie outside the fitted model b * i**(-a) with a in [1e-6, 50] and log b in [-50, 5]: "
+            f"their log-log line has slope {slope:.3g} and intercept {icpt:.3g}"
+        )
 
     def resid(theta):
         a, logb = theta
