@@ -129,7 +129,7 @@ def round_sig(value, digits: int = 6):
         x = float(value)
         if not math.isfinite(x):
             raise ValueError(f"value must be finite; got {value!r}")
-        return float(f"{x:.{digits}g}")
+        return _rounded_finite(float(f"{x:.{digits}g}"))
     arr = np.asarray(value)
     if arr.dtype.kind in "iu":
         return arr
@@ -137,7 +137,14 @@ def round_sig(value, digits: int = 6):
         raise ValueError(f"value must be a real number or an array of them; got dtype {arr.dtype}")
     if not np.all(np.isfinite(arr)):
         raise ValueError("value must be finite (it contains NaN or infinity)")
-    return np.vectorize(lambda x: float(f"{x:.{digits}g}"), otypes=[float])(arr)
+    return _rounded_finite(np.vectorize(lambda x: float(f"{x:.{digits}g}"), otypes=[float])(arr))
+
+
+def _rounded_finite(rounded):
+    """``rounded``, unless rounding up a value near the largest float made it infinite."""
+    if not np.all(np.isfinite(rounded)):
+        raise ValueError("value is too close to the largest float: rounded, it would overflow to inf")
+    return rounded
 
 
 def bound_text(value, floor: float, *, digits: int = 2) -> str:
