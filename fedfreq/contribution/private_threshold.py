@@ -146,7 +146,7 @@ def private_threshold_sgd(
     return float(tail / (T - T // 2)) if average else float(c)
 
 
-_MAX_STEPS = 10**8  # 16 bytes of sampled users and noise per step, held at once
+_MAX_STEPS = 10**9  # 16 bytes of sampled users and noise per step, held at once (16 GB)
 _STEPS_REASON = "the sampled user and the noise of every step are held in memory, 16 bytes a step"
 _SGD_CHUNK = 1 << 16  # steps whose step sizes and increments are formed at once (a few MB)
 _SGD_BLOCK = 4096  # longest block of steps advanced by one cumulative sum
