@@ -361,7 +361,20 @@ def pairwise_masks(
 
 
 def _check_values(values, modulus: int) -> np.ndarray:
-    arr = check_array("values", values, integer=True, low=0, high=modulus - 1)
+    raw = values if isinstance(values, np.ndarray) else None
+    if raw is not None and raw.dtype != bool and np.issubdtype(raw.dtype, np.integer):
+        # residues of Z_M: their sums may exceed int64 (up to n (M - 1)), which the modular
+        # and exact column sums below handle; only the range of each entry is checked here
+        if raw.dtype.kind == "u" and raw.dtype.itemsize >= 8 and raw.size and int(raw.max()) > _INT64_MAX:
+            raise ValueError(f"values must lie in [0, modulus - 1] = [0, {modulus - 1}]; got max {int(raw.max())}")
+        arr = raw.astype(np.int64)
+        if arr.size and (int(arr.min()) < 0 or int(arr.max()) > modulus - 1):
+            raise ValueError(
+                f"values must lie in [0, modulus - 1] = [0, {modulus - 1}]; got min {int(arr.min())}, "
+                f"max {int(arr.max())}"
+            )
+    else:
+        arr = check_array("values", values, integer=True, low=0, high=modulus - 1)
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2:
