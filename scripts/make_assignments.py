@@ -33,10 +33,16 @@ So ``autograder.zip`` holds
 * ``files/<wheel>``, the tests (``tests/q*.py``) and otter's own ``run_autograder``,
   ``run_otter.py`` and ``otter_config.json``.
 
-Hidden tests recompute a student's parameters from the notebook's ``STUDENT_ID`` with the
-master's own ``parameters`` function: a hidden test line ``_P = PARAMETERS(STUDENT_ID)`` is
-replaced, in the staged copy, by that function's source (renamed ``_parameters``), so that
-a student who redefines ``parameters`` cannot change what the tests expect.
+Every student works on parameters of their own. The setup cell of a master sets
+``STUDENT_ID`` (a sample id in the master and the notebook with solutions, ``""`` in the
+student notebook, where the student writes their id from the course roster) and defines
+``parameters(student_id)``, which hashes the id into a seed and draws from it every
+question's sizes, epsilons and seeds. Hidden tests recompute the expected answers from the
+notebook's ``STUDENT_ID`` with the master's own ``parameters`` function: a hidden test line
+``_P = PARAMETERS(STUDENT_ID)`` is replaced, in the staged copy, by that function's source
+(renamed ``_parameters``), so that a student who redefines ``parameters`` cannot change
+what the tests expect, and answers copied from a classmate (computed for another id) fail.
+The instructor checks that each submission's ``STUDENT_ID`` is its author's.
 
 Unless ``--no-run-tests`` is given, ``otter assign`` also grades the solutions with the
 full tests and fails if they do not get full marks. ``tests/test_assignments.py`` grades
@@ -73,6 +79,7 @@ PYTHON_VERSION = "3.11"
 GRADING_REQUIREMENTS = ("fedfreq", "otter-grader", "ipykernel", "nbconvert", "nbformat", "jupyter_client", "dill")
 #: otter's autograder folder on Gradescope (``autograder_dir`` of ``otter_config.json``).
 AUTOGRADER_DIR = "/autograder"
+STUDENT_ID_LINE = re.compile(r'^STUDENT_ID = "[^"\n]*"$', re.MULTILINE)
 PARAMETERS_LINE = re.compile(r"^(?P<indent>\s*)_P = PARAMETERS\(STUDENT_ID\)\s*$", re.MULTILINE)
 
 
@@ -145,6 +152,29 @@ def stage(master: Path, staging: Path, wheel: Path) -> Path:
     return target
 
 
+def blank_student_id(notebook: Path) -> None:
+    """Empty the sample ``STUDENT_ID`` of a notebook (the student writes their own)."""
+    nb = nbformat.read(notebook, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and STUDENT_ID_LINE.search(cell.source):
+            cell.source = STUDENT_ID_LINE.sub('STUDENT_ID = ""', cell.source)
+    nbformat.write(nb, notebook)
+
+
+def set_student_id(notebook: Path, student_id: str, dest: Path) -> Path:
+    """A copy of ``notebook`` at ``dest`` whose ``STUDENT_ID`` is ``student_id``."""
+    nb = nbformat.read(notebook, as_version=4)
+    hits = 0
+    for cell in nb.cells:
+        if cell.cell_type == "code" and STUDENT_ID_LINE.search(cell.source):
+            cell.source = STUDENT_ID_LINE.sub(f"STUDENT_ID = {json.dumps(student_id)}", cell.source)
+            hits += 1
+    if hits != 1:
+        raise RuntimeError(f"{notebook.name}: {hits} STUDENT_ID lines, expected one")
+    nbformat.write(nb, dest)
+    return dest
+
+
 def add_local_requirements(zip_path: Path, wheel: Path) -> None:
     """Add ``requirements.txt`` (the wheel as ``./files/<wheel>``) at the root of the archive."""
     lines = requirement_lines(f"./files/{wheel.name}")
@@ -195,6 +225,7 @@ def assign(master: Path, dest: Path, *, wheel: Path | None = None, run_tests: bo
     target = dest / "autograder" / "autograder.zip"
     zips[0].rename(target)
     add_local_requirements(target, wheel)
+    blank_student_id(dest / "student" / master.name)
     for extra in (dest / "autograder" / wheel.name, dest / "autograder" / "requirements.txt"):
         extra.unlink(missing_ok=True)  # copies otter leaves beside the archive; the archive holds them
     return target

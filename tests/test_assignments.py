@@ -51,6 +51,9 @@ import make_assignments  # noqa: E402
 MASTERS = make_assignments.masters()
 PARTS = 7  # one assignment per part of the book (see _toc.yml)
 HARD_CODED_MAX = 0.10
+#: Two student ids of the course roster's form (the masters carry a third as their sample).
+STUDENT_IDS = ("a1234567", "zz-98765")
+OTHER_ID = STUDENT_IDS[0]
 
 
 def _raw(cell) -> str:
@@ -160,8 +163,6 @@ def reused_lines(master: Path, chapters: dict[str, str]) -> dict[str, set[str]]:
 #: self-check): each is to be replaced by a new question. The test fails if a question is
 #: added to this list's findings, and also once one is replaced and not struck off here.
 STILL_REUSED = {
-    "part1_foundations": {"q1": {"01_foundations"}, "q2": {"01_foundations"}},
-    "part2_secure_aggregation": {"q1": {"02_cpbm"}, "q2": {"03_optimal_clipping"}},
     "part3_sketching": {"q2": {"07_multiround_sketch"}},
     "part4_sampling": {"q2": {"08_sample_threshold"}, "q3": {"09_heavy_hitters"}},
     "part5_bit_pushing": {"q2": {"10_bit_pushing"}, "q5": {"11_beyond_the_mean"}},
@@ -227,6 +228,12 @@ def test_nothing_of_the_answers_reaches_the_student(built, master):
     assert "# HIDDEN" not in student and "BEGIN SOLUTION" not in student and "# SOLUTION" not in student
     assert not (built / master.stem / "student" / "requirements.txt").exists()
     assert not list((built / master.stem / "student").glob("*.whl"))
+    if _per_student(master):  # the student writes their own id; no sample id is handed out
+        ids = make_assignments.STUDENT_ID_LINE.findall(student)
+        assert ids == [], ids
+        nb = nbformat.read(built / master.stem / "student" / master.name, as_version=4)
+        lines = [m.group(0) for c in nb.cells for m in make_assignments.STUDENT_ID_LINE.finditer(c.source)]
+        assert lines == ['STUDENT_ID = ""'], lines
 
 
 def test_the_archives_ask_for_one_environment(built):
@@ -258,6 +265,12 @@ def _clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def _uv() -> str | None:
+    """The ``uv`` of the running environment (pinned in requirements.txt), if installed."""
+    exe = Path(sys.executable).with_name("uv")
+    return str(exe) if exe.exists() else shutil.which("uv")
+
+
 def _grade_with(otter: list[str], zip_path: Path, notebook: Path, out: Path) -> tuple[float, float, dict]:
     """Grade ``notebook`` with ``otter run --debug``; return (score, maximum, per-question scores)."""
     out.mkdir(parents=True)
@@ -280,11 +293,16 @@ def test_every_archive_grades_alone_in_a_fresh_virtualenv(built, tmp_path):
     python = shutil.which(f"python{make_assignments.PYTHON_VERSION}") or sys.executable
     venv = tmp_path / "venv"
     start = time.perf_counter()
-    subprocess.run([python, "-m", "venv", str(venv)], check=True, env=_clean_env())
     vpy = venv / "bin" / "python"
-    pip = [str(vpy), "-m", "pip", "install", "--quiet", "--no-compile"]
+    uv = _uv()
+    if uv is not None:  # uv installs the same pins as pip, several times faster
+        subprocess.run([uv, "venv", "--quiet", "--seed", "-p", python, str(venv)], check=True, env=_clean_env())
+        install = [uv, "pip", "install", "--quiet", "-p", str(vpy)]
+    else:
+        subprocess.run([python, "-m", "venv", str(venv)], check=True, env=_clean_env())
+        install = [str(vpy), "-m", "pip", "install", "--quiet", "--no-compile"]
     proc = subprocess.run(
-        [*pip, "-r", "requirements.txt", "-c", str(ROOT / "requirements.txt")],
+        [*install, "-r", "requirements.txt", "-c", str(ROOT / "requirements.txt")],
         cwd=unpacked,
         env=_clean_env(),
         capture_output=True,
@@ -305,27 +323,39 @@ def test_every_archive_grades_alone_in_a_fresh_virtualenv(built, tmp_path):
     assert setup["requirements"][0].startswith("./files/fedfreq-")
 
     otter = [str(venv / "bin" / "otter")]
+    # one grading per archive, in parallel: the notebook with solutions, under a student id
+    # other than the master's sample (the blank notebook is graded in-process, below)
     jobs = []
     for master in MASTERS:
-        dest = built / master.stem
-        jobs.append((master, "solution", dest / "autograder" / master.name))
-        jobs.append((master, "blank", dest / "student" / master.name))
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {
-            (m.stem, kind): pool.submit(_grade_with, otter, _zip(built, m), nb, tmp_path / f"{m.stem}-{kind}")
-            for m, kind, nb in jobs
-        }
+        solution = built / master.stem / "autograder" / master.name
+        if _per_student(master):
+            copy = tmp_path / "submissions" / master.stem / master.name
+            copy.parent.mkdir(parents=True)
+            solution = make_assignments.set_student_id(solution, OTHER_ID, copy)
+        jobs.append((master, solution))
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        futures = {m.stem: pool.submit(_grade_with, otter, _zip(built, m), nb, tmp_path / m.stem) for m, nb in jobs}
         results = {key: f.result() for key, f in futures.items()}
     graded = time.perf_counter() - start - installed
     print(f"fresh virtualenv: installed in {installed:.0f} s, {len(jobs)} gradings in {graded:.0f} s")
     for master in MASTERS:
-        score, maximum, per_question = results[(master.stem, "solution")]
-        blank, blank_max, blank_questions = results[(master.stem, "blank")]
+        score, maximum, per_question = results[master.stem]
         n_questions = len(_questions(nbformat.read(master, as_version=4)))
         assert len(per_question) == n_questions and maximum > 0
         assert score == maximum, f"{master.stem}: the solutions score {per_question} of {maximum}"
-        assert blank_max == maximum
-        assert blank == 0, f"{master.stem}: the blank notebook scores {blank_questions}"
+
+
+@pytest.mark.parametrize("master", MASTERS, ids=lambda p: p.stem)
+def test_the_blank_notebook_runs_and_scores_zero(built, master):
+    student = nbformat.read(built / master.stem / "student" / master.name, as_version=4)
+    cells = _code_cells(student)
+    if _per_student(master):
+        with pytest.raises(ValueError, match="STUDENT_ID"):  # no id written: a clear message
+            _execute(cells)
+        cells = _with_id(cells, OTHER_ID)
+    scores = _grade_env(_zip(built, master), _execute(cells))  # runs without errors
+    assert scores and all(p > 0 for _, p in scores.values())
+    assert sum(s for s, _ in scores.values()) == 0, f"{master.stem}: the blank notebook scores {scores}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -503,3 +533,84 @@ def test_constant_hard_coded_and_wrong_answers_lose_the_points(built, master):
     assert source  # the solution notebook has code
     print(f"{master.stem}: constants 0/{total:g}, hard-coded {hard_score:g}/{total:g}")
     assert hard_score <= HARD_CODED_MAX * total, f"{master.stem}: hard-coded answers score {hard}"
+
+
+# --------------------------------------------------------------------------------------------
+# per-student parameters: every student's numbers are their own
+
+
+def _per_student(master: Path) -> bool:
+    nb = nbformat.read(master, as_version=4)
+    return make_assignments.parameters_source(nb) is not None
+
+
+def _per_student_questions(master: Path) -> set[str]:
+    """The questions whose hidden test recomputes the answer from the notebook's ``STUDENT_ID``."""
+    questions = _questions(nbformat.read(master, as_version=4))
+    return {q for q, v in questions.items() if any("PARAMETERS(STUDENT_ID)" in h for h in v["hidden"])}
+
+
+#: Questions with a number or an array for an answer that do not yet depend on the student id
+#: (each is to be given per-student parameters; the test fails once one is and is not struck
+#: off here).
+NOT_YET_PER_STUDENT = {
+    "part2_secure_aggregation": {"q4"},
+    "part3_sketching": {"q3", "q4"},
+    "part4_sampling": {"q2", "q4"},
+    "part5_bit_pushing": {"q4"},
+    "part6_contribution": {"q4"},
+    "part7_deployment": {"q3", "q4"},
+}
+
+
+def _with_id(cells: list[str], student_id: str) -> list[str]:
+    out = [make_assignments.STUDENT_ID_LINE.sub(f'STUDENT_ID = "{student_id}"', c) for c in cells]
+    assert sum(bool(make_assignments.STUDENT_ID_LINE.search(c)) for c in out) == 1
+    return out
+
+
+@pytest.mark.parametrize("master", MASTERS, ids=lambda p: p.stem)
+def test_every_number_is_the_students_own(built, master):
+    answers = _answer_names(master)
+    solution_nb = nbformat.read(built / master.stem / "autograder" / master.name, as_version=4)
+    cells = _code_cells(solution_nb)
+    per_student = _per_student_questions(master)
+    reference = _execute(cells)
+    numeric = {q for q, names in answers.items() if any(not callable(reference[n]) for n in names)}
+    assert numeric - per_student == NOT_YET_PER_STUDENT.get(master.stem, set()), master.stem
+    if not per_student:
+        return
+    zip_path = _zip(built, master)
+    envs = {sid: _execute(_with_id(cells, sid)) for sid in STUDENT_IDS}
+    for sid, env in envs.items():  # the reference solution scores full marks whatever the id
+        scores = _grade_env(zip_path, env)
+        assert all(s == p > 0 for s, p in scores.values()), f"{master.stem}, id {sid!r}: {scores}"
+    # a notebook whose answers were computed for a classmate's id scores 0 on every
+    # per-student question (the other questions, asking for functions, keep their points)
+    copied = dict(envs[STUDENT_IDS[0]], STUDENT_ID=STUDENT_IDS[1])
+    scores = _grade_env(zip_path, copied)
+    for q in per_student:
+        assert scores[q][0] == 0, f"{master.stem} {q}: answers copied from another id score {scores[q]}"
+    print(
+        f"{master.stem}: copied answers {sum(s for s, _ in scores.values()):g}/{sum(p for _, p in scores.values()):g}"
+    )
+
+
+@pytest.mark.parametrize("master", [m for m in MASTERS if _per_student(m)], ids=lambda p: p.stem)
+def test_parameters_need_an_id_and_differ_between_students(master) -> None:
+    source = make_assignments.parameters_source(nbformat.read(master, as_version=4))
+    assert source is not None
+    env: dict[str, Any] = {}
+    exec(compile(source, "<parameters>", "exec"), env)  # noqa: S102 - the master's own function
+    parameters = env["parameters"]
+    for bad in ("", "   ", None, ...):
+        with pytest.raises(ValueError, match="STUDENT_ID"):
+            parameters(bad)
+    a, b = (parameters(sid) for sid in STUDENT_IDS)
+    assert a == parameters(STUDENT_IDS[0])  # deterministic
+    assert parameters(" " + STUDENT_IDS[0] + " ") == a  # stray spaces do not change the problem
+    assert set(a) == set(b) and all(a[q] != b[q] for q in a), (a, b)
+    # over a class of 60 students, no two share a question's parameters
+    many = [parameters(f"s{k:07d}") for k in range(60)]
+    for q in a:
+        assert len({repr(p[q]) for p in many}) == 60, f"{master.stem} {q}: two students share parameters"
