@@ -43,7 +43,7 @@ chromium:
 
 poppler:
 	@command -v pdftoppm >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null; }
-	@pdftoppm -v 2>&1 | head -1
+	@pdftoppm -v 2>&1 | sed -n 1p
 
 ## Re-execute the chapter notebooks and store their outputs (authors run this after a change).
 notebooks: venv
@@ -141,7 +141,8 @@ format: venv
 	$(PY) -m ruff format $(LINTED)
 	$(PY) scripts/format_chapters.py
 
-## Every claim check can fail: each claim cell re-run with its ledger mutations must flip.
+## Every claim check can fail: each claim cell re-run with its ledger mutations must flip (a
+## standalone run; `make test` runs the same mutations inside its nbval run, test-nbval).
 test-mutations: venv
 	$(PY) scripts/mutate_claims.py --jobs 2
 
@@ -152,8 +153,10 @@ test-unit: venv
 
 NBVAL := -m pytest -q -n 2 --dist loadfile --nbval notebooks --nbval-current-env --nbval-sanitize-with $(SANITIZE) -o testpaths=notebooks
 
+## nbval re-executes every chapter and compares its outputs with the stored ones; in the same
+## execution, each claim's ledger mutations run just before its cell and must flip its check.
 test-nbval: venv
-	$(PY) $(NBVAL)
+	$(PY) $(NBVAL) --claim-mutations
 
 ## The same comparison in a second numeric configuration: numpy's SIMD dispatch limited to
 ## its baseline (the stored outputs must not depend on the CPU's vector extensions).
@@ -174,7 +177,6 @@ test: venv mathjax
 	$(MAKE) --no-print-directory lint && \
 	$(MAKE) --no-print-directory test-unit && \
 	$(MAKE) --no-print-directory test-nbval && \
-	$(MAKE) --no-print-directory test-mutations && \
 	$(MAKE) --no-print-directory test-nbval-baseline && \
 	$(MAKE) --no-print-directory book-stored && \
 	$(MAKE) --no-print-directory test-browser && \

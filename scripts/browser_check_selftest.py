@@ -288,10 +288,10 @@ def main() -> int:
             "--include",
             "root_link.html",
         )
-        kinds = {p["page"]: {f["kind"] for f in p["failures"]} for p in report["pages"]}
+        by_kind = {p["page"]: {f["kind"] for f in p["failures"]} for p in report["pages"]}
         expected_kinds = {"index.html": set(), "other.html": set(), "root_link.html": {"subpath"}}
-        if code != 1 or kinds != expected_kinds:
-            problems.append(f"--base-path: exit {code}, failure kinds {kinds}, expected {expected_kinds}")
+        if code != 1 or by_kind != expected_kinds:
+            problems.append(f"--base-path: exit {code}, failure kinds {by_kind}, expected {expected_kinds}")
     finally:
         if args.keep:
             print(f"selftest: kept {tmp}")

@@ -175,7 +175,9 @@ def _mini_book(path: Path) -> Path:
     (path / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     toc = {"format": "jb-book", "root": "intro", "chapters": [{"file": "notebooks/demo"}]}
     (path / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
-    (path / "intro.md").write_text("# Launch test\n\nA page that is not a notebook.\n")
+    (path / "intro.md").write_text(
+        "# Launch test\n\nA page that is not a notebook, of edition {{ fedfreq_version }}.\n"
+    )
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [nbformat.v4.new_markdown_cell("# Demo chapter"), nbformat.v4.new_code_cell("1 + 1")]
@@ -217,8 +219,10 @@ def test_with_an_address_every_chapter_has_colab_and_binder_buttons(built_books)
     # the download button offers the notebook itself
     assert "_sources/notebooks/demo.ipynb" in page
     assert (built_books["with"] / "_sources" / "notebooks" / "demo.ipynb").is_file()
-    # a page that is not a notebook has nothing to launch
-    assert "colab.research.google.com" not in (built_books["with"] / "intro.html").read_text()
+    # a page that is not a notebook has nothing to launch; it can name the edition in its text
+    intro = (built_books["with"] / "intro.html").read_text()
+    assert "colab.research.google.com" not in intro
+    assert f"of edition {_edition()}." in intro
 
 
 def test_without_an_address_there_are_no_launch_buttons(built_books) -> None:
