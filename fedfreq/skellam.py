@@ -112,7 +112,16 @@ from scipy import linalg, optimize, special, stats
 from . import secagg
 from ._numerics import fwht
 from ._rng import as_generator
-from ._validation import check_array, check_bool, check_int, check_real
+from ._validation import (
+    EPSILON_MAX,
+    SCALE_MAX,
+    SCALE_MIN,
+    check_array,
+    check_bool,
+    check_int,
+    check_real,
+    check_scale,
+)
 from .accounting import rdp_to_dp, renyi_divergence
 from .accounting._checks import _check_orders
 
@@ -148,14 +157,34 @@ _K2, _K1, _K0 = 10.9, -1.8, -9.1
 
 
 def _check_x(name: str, x) -> np.ndarray:
-    arr = check_array(name, x, min_size=1)
+    arr = check_array(name, x, min_size=1, max_abs=SCALE_MAX)
     if arr.ndim not in (1, 2):
         raise ValueError(f"{name} must be 1-D (D,) or 2-D (n, D); got shape {arr.shape}")
     return arr
 
 
 def _positive(name: str, value) -> float:
-    return check_real(name, value, low=0.0, low_open=True)
+    """A scale parameter (c, gamma, l_inf, radius, mu_total) in [1e-150, 1e150]: its
+    square and the square of its reciprocal stay finite."""
+    return check_scale(name, value)
+
+
+def _check_epsilon(epsilon) -> float:
+    return check_real(
+        "epsilon",
+        epsilon,
+        low=0.0,
+        low_open=True,
+        high=EPSILON_MAX,
+        reason="the calibration's total noise must stay a normal double",
+    )
+
+
+#: Largest magnitude of a value rounded to an integer report: int64 with room for the
+#: Poisson noise (at most :data:`_MU_MAX` per coordinate) added to it.
+_ROUND_MAX = 2.0**62
+#: Largest Poisson mean per client: numpy's Poisson sampler takes means up to about 9.2e18.
+_MU_MAX = 1e18
 
 
 def _check_delta(delta) -> float:
@@ -314,6 +343,11 @@ def smm_round(x, *, rng=None) -> np.ndarray:
     [1, -2, 3]
     """
     arr = check_array("x", x)
+    if arr.size and float(np.max(np.abs(arr))) >= _ROUND_MAX:
+        raise ValueError(
+            f"x entries must be less than 2**62 = {_ROUND_MAX:.4g} in magnitude (the rounded values are int64); "
+            f"got {float(np.max(np.abs(arr))):g}"
+        )
     gen = as_generator(rng)
     fl = np.floor(arr)
     up = gen.random(arr.shape) < (arr - fl)
@@ -361,10 +395,20 @@ def smm_encode(x, *, gamma: float, c: float, l_inf: float, mu: float, rng=None) 
     gamma = _positive("gamma", gamma)
     c = _positive("c", c)
     l_inf = _positive("l_inf", l_inf)
-    mu = check_real("mu", mu, low=0.0)
+    mu = check_real("mu", mu, low=0.0, high=_MU_MAX, reason="numpy's Poisson sampler takes means up to about 9.2e18")
     gen = as_generator(rng)
+    if gamma * float(np.max(np.abs(arr))) > SCALE_MAX:
+        raise ValueError(
+            f"gamma * x must be at most {SCALE_MAX:g} in magnitude (its square must stay finite); "
+            f"got gamma={gamma!r} and max |x| = {float(np.max(np.abs(arr))):g}"
+        )
     y = smm_clip(gamma * arr, c=c)
     np.clip(y, -l_inf, l_inf, out=y)
+    if float(np.max(np.abs(y))) >= _ROUND_MAX:
+        raise ValueError(
+            f"the clipped, scaled values must stay below 2**62 in magnitude (the reports are int64): "
+            f"lower gamma={gamma!r}, c={c!r} or l_inf={l_inf!r}"
+        )
     z = smm_round(y, rng=gen)
     if mu > 0.0:
         z += gen.poisson(mu, size=z.shape)
@@ -450,7 +494,13 @@ def smm_rdp(order, *, c: float, mu_total: float, l_inf: float | None = None):
     alpha, scalar = _check_orders(order)
     c = _positive("c", c)
     mt = _positive("mu_total", mu_total)
-    out = (1.2 * alpha + 1.0) * c / (4.0 * mt)
+    with np.errstate(over="ignore"):
+        out = (1.2 * alpha + 1.0) * c / (4.0 * mt)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(
+            f"c / mu_total = {c!r} / {mt!r} is too large at these orders: the bound (1.2 order + 1) c / "
+            "(4 mu_total) overflows double precision"
+        )
     if l_inf is not None:
         lim = _positive("l_inf", l_inf)
         bound = np.minimum(2.0 * mt / alpha, np.sqrt(4.0 * mt / _validity_k(alpha)))
@@ -550,7 +600,7 @@ def smm_mu_for_epsilon(
     >>> round(eps, 9)
     1.0
     """
-    eps = _positive("epsilon", epsilon)
+    eps = _check_epsilon(epsilon)
     d = _check_delta(delta)
     c = _positive("c", c)
     n = check_int("n", n, low=1)
@@ -567,7 +617,13 @@ def smm_mu_for_epsilon(
     need = (1.2 * af + 1.0) * c / (4.0 * (eps - b[ok]))
     if lim is not None:
         need = np.maximum(need, np.maximum(af * lim / 2.0, lim * lim * _validity_k(af) / 4.0))
-    mu_total = float(need.min())
+    with np.errstate(over="ignore"):
+        mu_total = float(need.min())
+    if not SCALE_MIN <= mu_total <= SCALE_MAX:
+        raise ValueError(
+            f"epsilon={eps!r}, c={c!r} and l_inf={lim!r} need a total noise mu_total = {mu_total:.4g} outside "
+            f"[{SCALE_MIN:g}, {SCALE_MAX:g}], the range in which the SMM bound is evaluated"
+        )
     for _ in range(200):
         got, _order = smm_epsilon(d, c=c, mu_total=mu_total, l_inf=lim, orders=a)
         if got <= eps:
@@ -899,7 +955,7 @@ def smm_estimate(
     n, d = arr.shape
     r = _positive("radius", radius)
     gamma = _positive("gamma", gamma)
-    eps = _positive("epsilon", epsilon)
+    eps = _check_epsilon(epsilon)
     dl = _check_delta(delta)
     bits = check_int("bits", bits, low=2, high=62)
     if not isinstance(rotate, bool):
@@ -907,19 +963,31 @@ def smm_estimate(
     q = check_real("wrap_prob", wrap_prob, low=0.0, high=1.0, low_open=True, high_open=True)
     grid = _orders_grid(orders)
     c = (r * gamma) ** 2
-
-    mu = smm_mu_for_epsilon(eps, dl, c=c, n=n, l_inf=l_inf, orders=grid)
-    mu_total = n * mu
-    got, order = smm_epsilon(dl, c=c, mu_total=mu_total, l_inf=l_inf, orders=grid)
-    if l_inf is None:
-        lim = smm_l_inf_max(order, mu_total=mu_total)
-        got, order = smm_epsilon(dl, c=c, mu_total=mu_total, l_inf=lim, orders=grid)
-    else:
-        lim = _positive("l_inf", l_inf)
+    if not SCALE_MIN <= c <= SCALE_MAX:
+        raise ValueError(
+            f"(radius * gamma)^2 = c must lie in [{SCALE_MIN:g}, {SCALE_MAX:g}]; got radius={radius!r} and "
+            f"gamma={gamma!r}, c = {c:g}"
+        )
+    if l_inf is not None:
+        _positive("l_inf", l_inf)
 
     dim = _next_pow2(d) if rotate else d
     modulus = 1 << bits
-    t = smm_noise_bound(mu_total, q / dim)
+    try:
+        mu = smm_mu_for_epsilon(eps, dl, c=c, n=n, l_inf=l_inf, orders=grid)
+        mu_total = n * mu
+        got, order = smm_epsilon(dl, c=c, mu_total=mu_total, l_inf=l_inf, orders=grid)
+        if l_inf is None:
+            lim = smm_l_inf_max(order, mu_total=mu_total)
+            got, order = smm_epsilon(dl, c=c, mu_total=mu_total, l_inf=lim, orders=grid)
+        else:
+            lim = _positive("l_inf", l_inf)
+        t = smm_noise_bound(mu_total, q / dim)
+    except ValueError as exc:
+        raise ValueError(
+            f"radius={radius!r}, gamma={gamma!r}, epsilon={epsilon!r} and l_inf={l_inf!r} (with delta={dl!r}, "
+            f"n={n} and wrap_prob={q!r}) admit no supported SMM calibration: {exc}"
+        ) from exc
     need = n * math.ceil(lim) + t
     if need > modulus // 2:
         min_bits = (2 * need - 1).bit_length()

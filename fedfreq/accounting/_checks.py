@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from .._validation import check_array, check_real
+from .._validation import check_array, check_ndim, check_real
 
 __all__ = []
 
@@ -13,13 +13,22 @@ __all__ = []
 # Largest tolerated |logsumexp(log_p)| for an input distribution.
 _NORMALISATION_ATOL = 1e-6
 
+#: Largest Rényi order accepted: 2**53, beyond which α - 1 rounds to α (and the
+#: 1/(α - 1) of every RDP formula loses its meaning); every curve has long reached
+#: its limit ε(∞) there.
+ORDER_MAX = 2.0**53
+_ORDER_REASON = "beyond 2**53 the double alpha - 1 rounds to alpha"
+
 
 def _check_orders(order, name: str = "order") -> tuple[np.ndarray, bool]:
-    """Validate Rényi orders (> 1, finite); return (array, was_scalar)."""
-    if np.ndim(order) == 0:
-        value = check_real(name, order, low=1.0, low_open=True)
+    """Validate Rényi orders (in (1, 2**53]); return (array, was_scalar)."""
+    if check_ndim(name, order) == 0:
+        value = check_real(name, order, low=1.0, low_open=True, high=ORDER_MAX, reason=_ORDER_REASON)
         return np.asarray(value, dtype=float), True
-    return check_array(name, order, low=1.0, low_open=True, min_size=1), False
+    arr = check_array(name, order, low=1.0, low_open=True, min_size=1)
+    if np.any(arr > ORDER_MAX):
+        raise ValueError(f"{name} entries must lie in (1, {ORDER_MAX:g}]; got max {arr.max()!r} ({_ORDER_REASON})")
+    return arr, False
 
 
 def _check_nonneg_real_or_array(name: str, value) -> tuple[np.ndarray, bool]:

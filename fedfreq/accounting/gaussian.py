@@ -10,7 +10,7 @@ import numpy as np
 from scipy import optimize, special
 
 from .._numerics import log1mexp
-from .._validation import check_real
+from .._validation import EPSILON_MAX, check_real
 from ._checks import _as_output, _check_nonneg_real_or_array
 
 __all__ = ["gaussian_delta", "gaussian_sigma", "classical_gaussian_sigma"]
@@ -92,9 +92,13 @@ def _gaussian_profile(eps: float, mu: float) -> tuple[float, float, float]:
     h = 0.5 * mu
     t = eps / mu
     y0 = t - h
-    if y0 > 40.0:  # δ < e^-800 / 2 (erfcx <= 1 for y0 >= 0): far below every double
-        return -math.inf, 0.0, _BASE_REL
     dy = 4.0 * _U * (t + h + abs(y0))
+    if y0 - dy > 40.0:  # δ < e^-800 / 2 (erfcx <= 1 for y0 >= 0): far below every double
+        return -math.inf, 0.0, _BASE_REL
+    if y0 + dy < -40.0:
+        # 1 - δ = Φ(y0) + e^ε Φ(-(t+h)) < Φ(y0) + φ(y0)/(t+h) < e^-800 (t + h >= |y0| > 40):
+        # δ is 1 to every double's precision, whatever the rounding of y0
+        return 0.0, -math.inf, _BASE_REL
     rel = _BASE_REL + 2.0 * dy * (abs(y0) + 2.0)
     if y0 < -5.0:
         log_a = float(special.log_ndtr(-y0))
@@ -128,6 +132,14 @@ def _check_ratio(sensitivity: float, sigma: float) -> float:
 def _delta_upper(eps: float, mu: float) -> float:
     """A certified upper bound on δ(ε) at Δ/σ = mu, within ``rel`` of the exact value."""
     log_d, log_c, rel = _gaussian_profile(eps, mu)
+    if log_c == -math.inf:
+        return 1.0
+    if rel > 1e-3:
+        raise ValueError(
+            f"epsilon={eps!r} and sensitivity / sigma={mu!r} lie outside the range in which the Gaussian "
+            "privacy profile is evaluated to full accuracy (epsilon sigma / sensitivity and sensitivity / sigma "
+            "must stay below about 1e7, unless delta is 0 or 1 to double precision)"
+        )
     if log_d <= -_LOG2:
         return min(1.0, math.exp(log_d) * (1.0 + rel))
     # δ > 1/2: 1 - δ is known to relative accuracy rel; round the difference up
@@ -242,7 +254,9 @@ def gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float = 1.0) ->
     >>> round(gaussian_sigma(1.0, 1e-5), 6)
     3.730632
     """
-    eps = check_real("epsilon", epsilon, low=0.0)
+    eps = check_real(
+        "epsilon", epsilon, low=0.0, high=EPSILON_MAX, reason="the calibration is verified against mpmath up to it"
+    )
     d = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
     sens = check_real("sensitivity", sensitivity, low=0.0, low_open=True)
     complement = d > 0.5
@@ -252,7 +266,8 @@ def gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float = 1.0) ->
         """> 0 when sigma fails the certified test, <= 0 when it passes."""
         log_d, log_c, rel = _gaussian_profile(eps, sens / sigma)
         if complement:
-            value = log_target - (log_c + math.log1p(-rel))
+            # 1 - δ below every double (log_c = -inf): sigma fails by far
+            value = log_target - (log_c + math.log1p(-rel)) if log_c > -math.inf else 1e4
         else:
             value = log_d + math.log1p(rel) - log_target
         return max(value, -1e4)  # -inf (delta far below every double) would stall brentq

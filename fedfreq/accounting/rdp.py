@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 from .._numerics import log1mexp, log_expm1
-from .._validation import check_array, check_int, check_real
-from ._checks import _as_output, _check_curve_on_orders, _check_orders, _check_rdp_curve
+from .._validation import EPSILON_MAX, SCALE_MAX, check_array, check_int, check_real
+from ._checks import _ORDER_REASON, ORDER_MAX, _as_output, _check_curve_on_orders, _check_orders, _check_rdp_curve
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -134,7 +134,9 @@ def rdp_laplace(order, *, sensitivity: float = 1.0, scale: float):
     t = delta_ / b
     _check_finite_result("rdp_laplace", np.asarray(t), "sensitivity / scale")
     am1 = alpha - 1.0
-    inner = am1 / (2.0 * alpha - 1.0) * np.expm1(-(2.0 * alpha - 1.0) * t)
+    # (2α - 1) t may overflow to inf for a huge t: e^{-inf} - 1 = -1 is then the exact limit
+    with np.errstate(over="ignore"):
+        inner = am1 / (2.0 * alpha - 1.0) * np.expm1(-(2.0 * alpha - 1.0) * t)
     out = t + np.log1p(inner) / am1
     return _as_output(out, scalar)
 
@@ -191,7 +193,14 @@ def rdp_randomized_response(order, *, epsilon: float, k: int = 2):
     1.0
     """
     alpha, scalar = _check_orders(order)
-    eps = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    eps = check_real(
+        "epsilon",
+        epsilon,
+        low=0.0,
+        low_open=True,
+        high=EPSILON_MAX,
+        reason="(alpha - 1) epsilon and e^-epsilon must stay normal doubles",
+    )
     k_ = check_int("k", k, low=2)
     x = (alpha - 1.0) * eps
     # log(1 - e^{-x-eps}) by log1mexp: log1p(-exp(-y)) is -inf for y below 1e-16
@@ -363,6 +372,8 @@ def rdp_zcdp(orders, rho: float) -> np.ndarray:
     >>> rdp_zcdp([2.0, 10.0], 0.05).tolist()
     [0.1, 0.5]
     """
-    r = check_real("rho", rho, low=0.0)
+    r = check_real("rho", rho, low=0.0, high=SCALE_MAX, reason="alpha * rho must stay finite")
     a = check_array("orders", orders, low=1.0, low_open=True)
+    if a.size and float(a.max()) > ORDER_MAX:
+        raise ValueError(f"orders entries must lie in (1, {ORDER_MAX:g}]; got max {a.max()!r} ({_ORDER_REASON})")
     return a * r
