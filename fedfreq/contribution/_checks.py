@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_array, check_ndim, check_real, check_scale
+from .._validation import EPSILON_MAX, SCALE_MAX, SCALE_MIN, check_array, check_ndim, check_real, check_scale
 
 __all__ = []
 
@@ -33,7 +33,14 @@ def _threshold(C, name: str = "C") -> float:
 
 
 def _epsilon(epsilon, name: str = "epsilon") -> float:
-    return check_real(name, epsilon, low=0.0, low_open=True)
+    return check_real(
+        name,
+        epsilon,
+        low=0.0,
+        low_open=True,
+        high=EPSILON_MAX,
+        reason="e^(epsilon u) of the exponential mechanism and the threshold's e^-epsilon stay finite",
+    )
 
 
 def _delta(delta, name: str = "delta") -> float:
@@ -46,10 +53,24 @@ def _out(x):
 
 
 # exact expected losses and thresholds (Lemma 4.2, Theorem 4.3)
-def _thresholds(C, allow_zero: bool = False) -> tuple[np.ndarray, bool]:
-    scalar = check_ndim("C", C) == 0
-    arr = np.atleast_1d(check_array("C", C, low=0.0, low_open=not allow_zero, min_size=1))
+def _thresholds(C, allow_zero: bool = False, name: str = "C") -> tuple[np.ndarray, bool]:
+    scalar = check_ndim(name, C) == 0
+    arr = np.atleast_1d(check_array(name, C, low=0.0, low_open=not allow_zero, min_size=1))
+    nonzero = arr[arr != 0.0]
+    if nonzero.size and (nonzero.min() < SCALE_MIN or nonzero.max() > SCALE_MAX):
+        lead = "0 or " if allow_zero else ""
+        raise ValueError(
+            f"{name} entries must be {lead}in [{SCALE_MIN:g}, {SCALE_MAX:g}] (their squares and the squares of their "
+            f"reciprocals must stay finite); got min {nonzero.min()!r}, max {nonzero.max()!r}"
+        )
     return arr, scalar
+
+
+def _finite_loss(out: np.ndarray, names: str) -> np.ndarray:
+    """Refuse a loss that overflows double precision (parameters too large together)."""
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{names} are too large together: the loss overflows double precision (above 1.8e308)")
+    return out
 
 
 # Algorithm 5 (debiasing Poisson counts)

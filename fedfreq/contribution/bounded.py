@@ -11,11 +11,11 @@ import numpy as np
 from scipy import special
 
 from .._rng import as_generator
-from .._validation import check_array, check_choice, check_int, check_real
+from .._validation import check_array, check_choice, check_int, check_real, check_scale
 from ..accounting import gaussian_sigma
 from ..cpbm import clip_l2  # ℓ2 clipping of rows lives in cpbm (the OcPBM paper); reused here, not re-exported
 from ..deploy import release_values
-from ._checks import _delta, _epsilon, _histograms, _out, _threshold, _thresholds
+from ._checks import _delta, _epsilon, _finite_loss, _histograms, _out, _threshold, _thresholds
 
 __all__ = [
     "lemma41_sigma",
@@ -159,7 +159,7 @@ def laplace_expected_loss(histograms, C, *, epsilon: float):
     s = (Cs / eps)[:, None]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         noise = np.where(s > 0, s * np.exp(-b / np.where(s > 0, s, 1.0)), 0.0)
-    out = np.sum(b + noise, axis=1)
+        out = _finite_loss(np.sum(b + noise, axis=1), "C, epsilon and the histograms")
     return _out(out[0]) if scalar else out
 
 
@@ -178,13 +178,15 @@ def gaussian_expected_loss(histograms, C, *, sigma: float):
     """
     N = _histograms(histograms)
     Cs, scalar = _thresholds(C, allow_zero=True)
-    sig = check_real("sigma", sigma, low=0.0, low_open=True)
+    sig = check_scale("sigma", sigma)
     l2 = np.sqrt(np.einsum("ij,ij->i", N.astype(float), N.astype(float)))
     b = _bias_matrix(N, Cs, l2)
     tau = np.broadcast_to((Cs * sig)[:, None], b.shape)
     t1 = np.where(tau > 0, tau, 1.0)
-    folded = tau * math.sqrt(2.0 / math.pi) * np.exp(-0.5 * (b / t1) ** 2) + b * (1.0 - 2.0 * special.ndtr(-b / t1))
-    out = np.sum(np.where(tau > 0, folded, b), axis=1)
+    # (b/tau)^2 may overflow for a tiny tau: e^-inf = 0 is then the exact limit
+    with np.errstate(over="ignore"):
+        folded = tau * math.sqrt(2.0 / math.pi) * np.exp(-0.5 * (b / t1) ** 2) + b * (1.0 - 2.0 * special.ndtr(-b / t1))
+        out = _finite_loss(np.sum(np.where(tau > 0, folded, b), axis=1), "C, sigma and the histograms")
     return _out(out[0]) if scalar else out
 
 
@@ -214,7 +216,8 @@ def laplace_surrogate(user_sizes, C, *, d: int, epsilon: float):
     dd = check_int("d", d, low=1)
     eps = _epsilon(epsilon)
     Cs, scalar = _thresholds(C)
-    out = np.maximum(m[None, :] - Cs[:, None], 0.0).sum(axis=1) + dd * Cs / eps
+    with np.errstate(over="ignore"):
+        out = _finite_loss(np.maximum(m[None, :] - Cs[:, None], 0.0).sum(axis=1) + dd * Cs / eps, "C, d and epsilon")
     return _out(out[0]) if scalar else out
 
 
@@ -231,12 +234,13 @@ def threshold_objective(l1_norms, l2_norms, C, *, d: int, sigma: float):
     """
     dd = check_int("d", d, low=1)
     l1, l2 = _norm_pair(l1_norms, l2_norms, dd)
-    sig = check_real("sigma", sigma, low=0.0, low_open=True)
-    Cs, scalar = _thresholds(np.asarray(C, dtype=float) if np.ndim(C) else C)
+    sig = check_scale("sigma", sigma)
+    Cs, scalar = _thresholds(C)
     M = dd * sig * math.sqrt(2.0 / math.pi)
     safe = np.where(l2 > 0, l2, 1.0)
-    f = np.maximum(1.0 - Cs[:, None] / safe[None, :], 0.0) * l1[None, :]
-    out = f.sum(axis=1) + Cs * M
+    with np.errstate(over="ignore"):
+        f = np.maximum(1.0 - Cs[:, None] / safe[None, :], 0.0) * l1[None, :]
+        out = _finite_loss(f.sum(axis=1) + Cs * M, "C, d, sigma and the norms")
     return _out(out[0]) if scalar else out
 
 

@@ -10,8 +10,8 @@ import numpy as np
 from scipy import special
 
 from .._rng import as_generator
-from .._validation import check_array, check_int, check_real
-from ._checks import _delta, _epsilon, _histograms, _out, _threshold, _thresholds
+from .._validation import check_array, check_int, check_real, check_scale
+from ._checks import _delta, _epsilon, _finite_loss, _histograms, _out, _threshold, _thresholds
 from .clipping import _rand_clip_column_sums, _sums_by_size
 
 __all__ = [
@@ -126,7 +126,8 @@ def unbounded_exact_delta(C: int, *, epsilon: float, delta: float, t: float | No
 
 def _laplace_tail_moments(u: np.ndarray, mu: np.ndarray, b: float) -> tuple[np.ndarray, np.ndarray]:
     """(P[X > u], E[X 1{X > u}]) for X ~ Laplace(mu, b), elementwise."""
-    z = (u - mu) / b
+    with np.errstate(over="ignore"):  # |z| = inf gives e = 0, the exact limit
+        z = (u - mu) / b
     upper = z >= 0
     e = np.exp(-np.abs(z))
     p = np.where(upper, 0.5 * e, 1.0 - 0.5 * e)
@@ -158,7 +159,7 @@ def unbounded_expected_error(hbar, Nbar, *, C: float, epsilon: float, delta: flo
     """
     h = check_array("hbar", hbar, low=0.0)
     Nb = check_array("Nbar", Nbar, ndim=1, low=0.0)
-    if h.shape[-1] != Nb.size:
+    if h.ndim == 0 or h.shape[-1] != Nb.size:
         raise ValueError(f"hbar must have last axis {Nb.size} (the size of Nbar); got shape {h.shape}")
     c = _threshold(C)
     eps = _epsilon(epsilon)
@@ -170,8 +171,10 @@ def unbounded_expected_error(hbar, Nbar, *, C: float, epsilon: float, delta: flo
     mt = np.maximum(t, Nv)
     p_t, m_t = _laplace_tail_moments(np.full(h.shape, t), h, b)
     p_m, m_m = _laplace_tail_moments(mt, h, b)
-    err = Nv * (1.0 - p_t) + (m_m - Nv * p_m) + (Nv * (p_t - p_m) - (m_t - m_m))
-    return _out(err.sum(axis=-1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        err = Nv * (1.0 - p_t) + (m_m - Nv * p_m) + (Nv * (p_t - p_m) - (m_t - m_m))
+        out = _finite_loss(err.sum(axis=-1), "hbar, Nbar, C and epsilon")
+    return _out(out)
 
 
 def surrogate_error(histograms, C, *, epsilon: float, delta: float):
@@ -262,7 +265,13 @@ def exponential_mechanism_probabilities(scores, *, epsilon: float, sensitivity: 
     v = check_array("scores", scores, ndim=1, min_size=1)
     eps = _epsilon(epsilon)
     sens = check_real("sensitivity", sensitivity, low=0.0, low_open=True)
-    logits = -eps * v / (2.0 * sens)
+    with np.errstate(over="ignore"):
+        logits = -eps * v / (2.0 * sens)
+    if not np.all(np.isfinite(logits)):
+        raise ValueError(
+            "epsilon * scores / (2 sensitivity) must stay finite (below 1.8e308 in magnitude); got epsilon="
+            f"{eps!r}, sensitivity={sens!r} and max |scores| = {float(np.max(np.abs(v))):g}"
+        )
     return np.exp(logits - special.logsumexp(logits))
 
 
@@ -284,9 +293,10 @@ def select_threshold_exponential(
     True
     """
     N = _histograms(histograms)
-    g = check_array("grid", grid, ndim=1, low=0.0, low_open=True, min_size=1)
-    cm = check_real("C_max", C_max, low=0.0, low_open=True)
-    check_real("epsilon_prime", epsilon_prime, low=0.0, low_open=True)
+    check_array("grid", grid, ndim=1, min_size=1)
+    g, _ = _thresholds(grid, name="grid")
+    cm = check_scale("C_max", C_max)
+    _epsilon(epsilon_prime, "epsilon_prime")
     if g.max() > cm:
         raise ValueError(f"grid must lie in (0, C_max]; got max {g.max()!r} > {cm!r}")
     if N.sum(axis=1).max() > cm:
