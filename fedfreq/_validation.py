@@ -235,9 +235,10 @@ def check_array(
         Largest magnitude of an entry (e.g. :data:`SCALE_MAX` for vectors that are
         squared and summed).
     integer : bool
-        Require integral entries (returned with dtype int64), whose absolute values
-        sum to less than :data:`INT_SUM_LIMIT` (2**62), so that no sum, difference or
-        doubling of them wraps around.
+        Require integral entries (returned with dtype int64). Without ``high`` (counts),
+        their absolute values must sum to less than :data:`INT_SUM_LIMIT` (2**62), so
+        that no sum, difference or doubling of them wraps around; entries bounded by
+        ``high`` (item ids, residues modulo a modulus) are the caller's to combine.
 
     Raises
     ------
@@ -293,7 +294,9 @@ def check_array(
     if integer:
         if arr.size and not int_input and not np.all(arr == np.round(arr)):
             raise ValueError(f"{name} must contain integers only")
-        if arr.size and max(abs(float(arr.max())), abs(float(arr.min()))) * arr.size >= INT_SUM_LIMIT:
+        # counts (no upper bound) are summed: their sums must not wrap. Entries the caller
+        # bounds (item ids, residues modulo a modulus) are the caller's to combine safely.
+        if high is None and arr.size and max(abs(float(arr.max())), abs(float(arr.min()))) * arr.size >= INT_SUM_LIMIT:
             total = float(np.abs(arr.astype(float)).sum())
             if total >= INT_SUM_LIMIT:
                 raise ValueError(
