@@ -31,7 +31,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ._rng import as_generator
-from ._validation import check_array, check_choice, check_int, check_real
+from ._validation import SCALE_MAX, SCALE_MIN, check_array, check_choice, check_int, check_real
 
 __all__ = [
     "BACKENDS",
@@ -58,6 +58,12 @@ def _laplace_one(k: int, loc: float, scale: float) -> float:
     return loc + scale * math.log(u + u)
 
 
+def _check_float_scale(scale) -> float:
+    """The Laplace scale of numpy's sampler, at most 1e150: every output, at most
+    37 scales from ``loc``, stays a finite double."""
+    return check_real("scale", scale, low=0.0, low_open=True, high=SCALE_MAX, reason="every output must stay finite")
+
+
 def numpy_laplace_model(u, loc: float, scale: float) -> np.ndarray:
     r"""The output of ``numpy.random.Generator.laplace(loc, scale)`` for a given uniform.
 
@@ -81,7 +87,7 @@ def numpy_laplace_model(u, loc: float, scale: float) -> np.ndarray:
     True
     """
     loc_ = check_real("loc", loc)
-    scale_ = check_real("scale", scale, low=0.0, low_open=True)
+    scale_ = _check_float_scale(scale)
     uu = check_array("u", u, min_size=0)
     if np.any((uu <= 0) | (uu >= 1)):
         raise ValueError("u must lie in (0, 1)")
@@ -119,7 +125,7 @@ def numpy_laplace_possible(y, loc: float, scale: float) -> np.ndarray:
     [True, True, True]
     """
     loc_ = check_real("loc", loc)
-    scale_ = check_real("scale", scale, low=0.0, low_open=True)
+    scale_ = _check_float_scale(scale)
     yy = check_array("y", y, min_size=0)
     return np.array([_possible_one(float(v), loc_, scale_) for v in yy.ravel()], dtype=bool).reshape(yy.shape)
 
@@ -147,7 +153,7 @@ def float_laplace_gap(loc: float, loc_neighbour: float, scale: float, *, trials:
     True
     """
     trials_ = check_int("trials", trials, low=1, high=10**7)
-    scale_ = check_real("scale", scale, low=0.0, low_open=True)
+    scale_ = _check_float_scale(scale)
     check_real("loc_neighbour", loc_neighbour)
     y = as_generator(rng).laplace(check_real("loc", loc), scale_, trials_)
     return float(np.mean(~numpy_laplace_possible(y, loc_neighbour, scale_)))
@@ -174,6 +180,20 @@ def discrete_laplace_logpmf(k, scale: float) -> np.ndarray:
     return log_norm - np.abs(kk) / t
 
 
+def _check_sigma(sigma) -> float:
+    """σ of the discrete Gaussian in [1e-150, 1e8]: 1/σ² stays finite (below it the
+    sampler's acceptance test divides by zero), and the normalising sum over ±40σ stays
+    small."""
+    return check_real(
+        "sigma",
+        sigma,
+        low=SCALE_MIN,
+        high=1e8,
+        reason="the normaliser sums over +-40 sigma",
+        low_reason="1 / sigma**2 must stay finite",
+    )
+
+
 def discrete_gaussian_logpmf(k, sigma: float) -> np.ndarray:
     r"""Log-pmf of the discrete Gaussian :math:`\Pr[X=k] \propto e^{-k^2/(2\sigma^2)}` on the integers.
 
@@ -185,11 +205,17 @@ def discrete_gaussian_logpmf(k, sigma: float) -> np.ndarray:
     >>> float(np.exp(discrete_gaussian_logpmf(np.arange(-40, 41), 3.0)).sum().round(12))
     1.0
     """
-    s = check_real("sigma", sigma, low=0.0, low_open=True, high=1e8)
+    s = _check_sigma(sigma)
     kk = check_array("k", k, integer=True)
     j = np.arange(-(math.ceil(40 * s) + 40), math.ceil(40 * s) + 41, dtype=float)
     log_z = float(logsumexp(-(j**2) / (2 * s * s)))
-    return -(kk.astype(float) ** 2) / (2 * s * s) - log_z
+    with np.errstate(over="ignore"):
+        out = -(kk.astype(float) ** 2) / (2 * s * s) - log_z
+    if not np.all(np.isfinite(out)):
+        raise ValueError(
+            f"k**2 / (2 sigma**2) must stay finite: |k| = {float(np.max(np.abs(kk))):g} is too large for sigma={s!r}"
+        )
+    return out
 
 
 def _opendp():
@@ -252,7 +278,7 @@ def discrete_gaussian(sigma: float, size: int, *, rng=None, backend: str = "nump
     >>> discrete_gaussian(3.0, 4, rng=0).shape
     (4,)
     """
-    s = check_real("sigma", sigma, low=0.0, low_open=True, high=1e8)
+    s = _check_sigma(sigma)
     n = check_int("size", size, low=0, high=10**8)
     backend_ = check_choice("backend", backend, BACKENDS)
     if backend_ == "opendp":

@@ -89,6 +89,8 @@ def encode_words(words, *, length: int) -> np.ndarray:
     True
     """
     L = check_int("length", length, low=1, high=13)
+    if words is None or isinstance(words, str | bytes | dict) or not hasattr(words, "__iter__"):
+        raise ValueError(f"words must be a sequence of strings; got {type(words).__name__}")
     out = []
     for w in words:
         if not isinstance(w, str):
@@ -215,6 +217,23 @@ def one_shot_heavy_hitters(codes, *, sampling_rate: float, tau: int, rng=None) -
     return _threshold(x[gen.random(x.size) < p], t)
 
 
+def _check_trie(trie) -> list[tuple[np.ndarray, np.ndarray]]:
+    """A published trie: a non-empty list or tuple of (codes, counts) pairs, one per
+    level, with 1-D non-negative integer codes and counts of the same length."""
+    if not isinstance(trie, list | tuple) or len(trie) == 0:
+        raise ValueError(
+            f"trie must be a non-empty list of (codes, counts) pairs, one per level; got {type(trie).__name__}"
+        )
+    out = []
+    for i, entry in enumerate(trie):
+        if not isinstance(entry, list | tuple) or len(entry) != 2:
+            raise ValueError(f"trie[{i}] must be a pair (published codes, counts); got {type(entry).__name__}")
+        pub = check_array(f"trie[{i}] codes", entry[0], ndim=1, integer=True, low=0)
+        cnt = check_array(f"trie[{i}] counts", entry[1], shape=(pub.size,), integer=True, low=0)
+        out.append((pub, cnt))
+    return out
+
+
 def trie_level_counts(trie, level: int, nodes) -> np.ndarray:
     """Published counts of the given level-``level`` nodes (0 where not published).
 
@@ -224,15 +243,10 @@ def trie_level_counts(trie, level: int, nodes) -> np.ndarray:
     >>> trie_level_counts(trie, 1, [0, 1, 3]).tolist()
     [0, 20, 30]
     """
-    if trie is None or isinstance(trie, str | bytes) or not hasattr(trie, "__len__") or len(trie) == 0:
-        raise ValueError(f"trie must be a non-empty sequence of (codes, counts) pairs, one per level; got {trie!r}")
-    lv = check_int("level", level, low=1, high=len(trie))
+    levels_ = _check_trie(trie)
+    lv = check_int("level", level, low=1, high=len(levels_))
     q = check_array("nodes", nodes, integer=True, low=0)
-    entry = trie[lv - 1]
-    if not hasattr(entry, "__len__") or len(entry) != 2:
-        raise ValueError(f"trie[{lv - 1}] must be a pair (published codes, counts); got {entry!r}")
-    pub = check_array(f"trie[{lv - 1}] codes", entry[0], ndim=1, integer=True, low=0)
-    cnt = check_array(f"trie[{lv - 1}] counts", entry[1], shape=(pub.size,), integer=True, low=0)
+    pub, cnt = levels_[lv - 1]
     if pub.size == 0:
         return np.zeros(q.shape, dtype=np.int64)
     idx = np.clip(np.searchsorted(pub, q), 0, pub.size - 1)
@@ -320,6 +334,7 @@ def range_counts(trie, r, *, branching: int, levels: int) -> np.ndarray:
     [0, 4, 10, 19, 30]
     """
     b, L = _check_tree(branching, levels)
+    trie = _check_trie(trie)
     if len(trie) != L:
         raise ValueError(f"trie must have levels = {L} entries; got {len(trie)}")
     R = check_array("r", r, integer=True, low=0, high=b**L)
