@@ -55,7 +55,7 @@ from scipy import special, stats
 
 from ._numerics import fwht, log1mexp
 from ._rng import as_generator
-from ._validation import check_array, check_choice, check_int, check_real
+from ._validation import EPSILON_MIN, INT_MAX, check_array, check_choice, check_int, check_real
 from .baselines import laplace_mechanism
 from .trust_models import binomial_noise_probability
 
@@ -109,7 +109,14 @@ def _eps(value) -> float:
 
 def _eps_exp(value) -> float:
     """epsilon for the local baselines, which evaluate exp(epsilon) in floating point."""
-    return check_real("epsilon", value, low=0.0, high=700.0, low_open=True, reason="exp(epsilon) must be finite")
+    return check_real(
+        "epsilon",
+        value,
+        low=EPSILON_MIN,
+        high=700.0,
+        reason="exp(epsilon) must be finite",
+        low_reason="below it exp(epsilon) - 1 loses its precision",
+    )
 
 
 def _tau(value) -> int:
@@ -197,7 +204,7 @@ def sample_and_threshold_counts(counts, *, sampling_rate: float, tau: int, rng=N
     p = _rate(sampling_rate)
     t = _tau(tau)
     gen = as_generator(rng)
-    x = gen.binomial(h, p).astype(np.int64)
+    x = np.asarray(gen.binomial(h, p), dtype=np.int64)
     x[x < t] = 0
     return x
 
@@ -237,7 +244,10 @@ def contact_size(m: float, c: float) -> int:
     """
     mm = check_real("m", m, low=0.0, low_open=True)
     cc = check_real("c", c, low=0.0)
-    return int(math.ceil(mm + cc * math.sqrt(mm) - 1e-9))
+    size = mm + cc * math.sqrt(mm) - 1e-9
+    if not size < INT_MAX:  # also catches the overflow of c * sqrt(m) to inf
+        raise ValueError(f"m + c * sqrt(m) must be below 2**63 (a sample size); got m={mm!r} and c={cc!r}")
+    return int(math.ceil(size))
 
 
 def poisson_overflow_bound(c: float) -> float:
@@ -282,6 +292,8 @@ def two_stage_sample(n: int, m: float, c: float, *, scheme: str = "paper", rng=N
     nn = check_int("n", n, low=1)
     mm = check_real("m", m, low=0.0, high=nn, low_open=True)
     s = contact_size(mm, c)
+    if s == 0:
+        raise ValueError(f"the contact size m + c*sqrt(m) must be at least 1; got m={mm!r} and c={c!r}")
     if s > nn:
         raise ValueError(f"contact size m + c*sqrt(m) = {s} must not exceed n = {nn}")
     check_choice("scheme", scheme, {"paper", "poisson"})
@@ -829,10 +841,15 @@ def omission_bound(W, *, n: float, m: float, tau: int):
     t = _tau(tau)
     scalar = np.ndim(W) == 0
     WW = check_array("W", W, low=0.0, low_open=True)
-    w = WW * mm / nn
+    with np.errstate(over="ignore"):
+        w = WW * mm / nn
+    w = np.where(np.isfinite(w), w, WW * (mm / nn))  # m <= n: no overflow this way
     if np.any(w <= t):
         raise ValueError("W must make the expected sampled count w = W m / n exceed tau")
-    out = np.exp(-((w - t) ** 2) / (2.0 * w))
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.exp(-((w - t) ** 2) / (2.0 * w))
+    # for a huge w, (w - t)^2 overflows: the same exponent as (w - t)/2 * ((w - t)/w)
+    out = np.where(np.isnan(out), np.exp(-0.5 * (w - t) * ((w - t) / w)), out)
     return float(out) if scalar else out
 
 
@@ -936,7 +953,11 @@ def bernoulli_shuffle_histogram(
     mc = mm if calibration_m is None else check_int("calibration_m", calibration_m, low=1, high=mm)
     e = _eps(epsilon)
     d = check_real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
-    r = _shuffle_rate(mc, e, d)
+    try:
+        r = _shuffle_rate(mc, e, d)
+    except ValueError as exc:
+        name = "m" if calibration_m is None else "calibration_m"
+        raise ValueError(f"{name}={mc} is too small for epsilon={e!r} and delta={d!r}: {exc}") from exc
     gen = as_generator(rng)
     return h + gen.binomial(mm, r, size=h.shape) - mm * r
 
@@ -1082,6 +1103,11 @@ def compare_mechanisms(
     st_out[st_out < _tau(tau)] = 0
     lap = laplace_histogram(x, epsilon=e, rng=gen)
     senders = int(x.sum())
+    if senders == 0:
+        raise ValueError(
+            f"no user was sampled (sampling rate {p:.3g} from alpha={alpha!r} and epsilon={e!r}, n = {n} users): "
+            "alpha or the counts must be larger"
+        )
     # calibrate on a round lower bound of the number of senders (valid by post-processing; cached)
     shuf = bernoulli_shuffle_histogram(
         x,
@@ -1151,6 +1177,8 @@ def hashed_word_counts(words, *, n_buckets: int) -> np.ndarray:
     np.int64(6)
     """
     B = check_int("n_buckets", n_buckets, low=1, high=10**8, reason=_DENSE)
+    if words is None or isinstance(words, str | bytes | dict) or not hasattr(words, "__iter__"):
+        raise ValueError(f"words must be a sequence of strings; got {type(words).__name__}")
     counter = collections.Counter(words)
     if not all(isinstance(w, str) for w in counter):
         raise ValueError("words must be strings")

@@ -792,7 +792,14 @@ def count_error_curve(model, *, n, epsilons, delta=None) -> np.ndarray:
     n = check_int("n", n, low=1)
     eps = check_array("epsilons", epsilons, low=0.0, low_open=True)
     _check_delta(delta, required=model in _NEEDS_DELTA, model=model)
-    flat = [count_std(model, n=n, epsilon=float(e), delta=delta) for e in eps.ravel()]
+    flat = []
+    for e in eps.ravel():
+        try:
+            flat.append(count_std(model, n=n, epsilon=float(e), delta=delta))
+        except ValueError as exc:
+            if "epsilon" not in str(exc):
+                raise
+            raise ValueError(f"epsilons entry {float(e)!r} is refused: {exc}") from exc
     return np.asarray(flat, dtype=float).reshape(eps.shape)
 
 
