@@ -279,3 +279,39 @@ def test_cpbm_rdp_order_range_and_unbounded_threshold_overflow():
     assert accounting.cpbm_rdp(1e15, n=10, theta=0.25, m=1, dim=1) == pytest.approx(math.log(3.0), rel=1e-12)
     with pytest.raises(ValueError, match="overflow"):
         unbounded_threshold(1e100, epsilon=1e-300, delta=1e-6)
+
+
+@pytest.mark.parametrize("log_mu", [-300, -100, -30, -13, -8, -3, 0, 1, 2])
+def test_audit_gaussian_profile_at_large_noise(log_mu):
+    """audit.gaussian_hockey_stick is the certified upper bound of gaussian_delta: at
+    σ/Δ up to 1e300, where the difference of normal CDFs cancels to 0, it stays within
+    the stated tolerance above the exact value; gaussian_epsilon's ε attains its δ."""
+    from fedfreq import audit
+
+    mu = 10.0**log_mu
+    for eps in GAUSS_EPS:
+        ours = audit.gaussian_hockey_stick(eps, mu)
+        exact = _mp_gaussian_delta(eps, 1.0, mu)
+        if exact < 1e-320:
+            assert ours <= 1e-300
+            continue
+        tol = GAUSS_DELTA_RTOL if (log_mu >= -3 and eps <= 50) else 1e-9
+        assert exact <= ours <= exact * (1 + tol), (eps, mu, ours, exact)
+    for delta in (1e-300, 1e-12, 1e-5, 0.3):
+        if audit.gaussian_hockey_stick(0.0, mu) <= delta:
+            assert audit.gaussian_epsilon(delta, mu) == 0.0
+            continue
+        eps = audit.gaussian_epsilon(delta, mu)
+        assert float(_mp_gaussian_delta(eps, 1.0, mu)) == pytest.approx(delta, rel=1e-6), (delta, mu, eps)
+    assert audit.gaussian_hockey_stick(0.0, 1e-20) > 3e-21  # a difference of normal CDFs gives 0 here
+
+
+def test_audit_gaussian_profile_refuses_beyond_its_range():
+    from fedfreq import audit
+
+    with pytest.raises(ValueError, match="mu"):
+        audit.gaussian_hockey_stick(1.0, 1e-305)
+    with pytest.raises(ValueError, match="mu"):
+        audit.gaussian_hockey_stick(1.0, 1.7e308)
+    with pytest.raises(ValueError, match="mu"):
+        audit.gaussian_epsilon(1e-300, 1e300)
