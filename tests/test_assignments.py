@@ -163,7 +163,6 @@ def reused_lines(master: Path, chapters: dict[str, str]) -> dict[str, set[str]]:
 #: self-check): each is to be replaced by a new question. The test fails if a question is
 #: added to this list's findings, and also once one is replaced and not struck off here.
 STILL_REUSED = {
-    "part5_bit_pushing": {"q2": {"10_bit_pushing"}, "q5": {"11_beyond_the_mean"}},
     "part6_contribution": {"q2": {"13_unbounded_domains"}, "q3": {"14_debiasing"}},
 }
 
@@ -553,7 +552,6 @@ def _per_student_questions(master: Path) -> set[str]:
 #: off here).
 NOT_YET_PER_STUDENT = {
     "part2_secure_aggregation": {"q4"},
-    "part5_bit_pushing": {"q4"},
     "part6_contribution": {"q4"},
     "part7_deployment": {"q3", "q4"},
 }
