@@ -1,6 +1,7 @@
 """The student edition: no solution reaches the student, and a student notebook runs."""
 
 import ast
+import html
 import os
 import sys
 from pathlib import Path
@@ -129,3 +130,104 @@ def test_nbgitpuller_links_open_the_chapter_in_the_pulled_repository():
     assert parse_qs(urlsplit(classic).query)["urlpath"] == ["tree/k/a.ipynb"]
     with pytest.raises(ValueError, match="ui"):
         make_student.nbgitpuller_link("https://h", "https://g/x/k", "a.ipynb", ui="vscode")
+
+
+# Lines of the passing attempts the checkers' docstrings used to show: none may reach a student.
+OLD_PASSING_SNIPPETS = (
+    "C / (m * n * theta) * (s - m * n / 2)",
+    "above = float(cpbm_decode([S], n=N, theta=theta_q, C=1.0, m=m_q)[0])",
+    "check_clipped_poisson_inverse(clipped_poisson_mean_inverse",
+    "check_hockey_stick(audit.hockey_stick)",
+    "check_omission_estimate(0.5, W=10, sampling_rate=0.5, tau=5, trials=10)",
+    "k = np.arange(-math.ceil(100 * t) - 60, math.ceil(100 * t) + 61 + sensitivity)",
+    "l1, l2, d=d, sigma=sigma, C_max=C_max, s=s, epsilon_prime=epsilon_prime, rng=rng",
+    "lp = deploy.discrete_laplace_logpmf(k, t)",
+    "lq = deploy.discrete_laplace_logpmf(k - sensitivity, t)",
+    "noisy = hbar + rng.laplace(0.0, C / epsilon, size=hbar.size)",
+    "optimal_quantile(D=D, m=m, n=N * R, theta=theta)",
+    "optimal_threshold(a, D=D, m=m, theta=theta)",
+    "rand_clip(np.asarray(h)[None, :], C, rng=g)[0]",
+    "range_decomposition(r, branching=b, levels=L)",
+    "rdp_to_dp(o, r, d)[0]",
+    "return C * math.exp(-eta * ((1.0 - above) - gamma))",
+    "return audit.epsilon_lower_bound(k_p, n_p, k_q, n_q, delta=delta, confidence=confidence)",
+    "return audit.hockey_stick(lp, lq, epsilon)",
+    'return fq.histogram_prefix_counts(sums, encoding="dht", b=b, n=len(bins)) / len(bins)',
+    "return gaussian_expected_loss(N, C, sigma=sigma)",
+    "return gaussian_threshold(l1, l2, d=d, sigma=sigma)",
+    "return kashin_representation(x, U, eta=eta, nu=nu, iterations=iterations, exact=False)",
+    "return lam * stats.poisson.cdf(C - 2, lam) + C * stats.poisson.sf(C - 1, lam)",
+    "return math.ceil(abs(math.log(C_star / C1)) / step)",
+    "return np.where((Nbar > 0) & (noisy > t), noisy, 0.0)",
+    "return rng.geometric(p, size) - rng.geometric(p, size)",
+    "return sum(cpbm_error_terms(X, U, C, theta=theta, m=m, y=Y))",
+    "return tffe_rdp(orders, n=n, D=D, b=b, theta=theta, m=m, theta_q=theta_q, m_q=m_q, rule=rule)",
+    'rule = "changed" if changed else "all"',
+    "step = eta * (gamma if C1 < C_star else 1.0 - gamma)",
+    "sums = fq.cpbm_sum_mechanism(m=m, theta=theta)(u, rng)",
+    "t = unbounded_threshold(C, epsilon=epsilon, delta=delta)",
+    'u = fq.histogram_user_vectors(bins, encoding="dht", b=b)',
+)
+
+
+def _forbidden():
+    lines = set(OLD_PASSING_SNIPPETS)
+    for path in CHAPTERS:
+        _, removed = make_student.student_notebook(nbformat.read(path, as_version=4), keep_outputs=False)
+        lines |= _solution_lines(removed)
+    # a function's signature is part of the exercise's statement, not of its answer
+    return {line for line in lines if not line.startswith("def ")}
+
+
+def _leaks(text, forbidden):
+    plain = html.unescape(text)
+    return sorted(line for line in forbidden if line in text or line in plain)
+
+
+def test_help_of_every_checker_shows_no_answer():
+    """What a student reads with help(check_...): no solution line, no passing attempt."""
+    import pydoc
+
+    from fedfreq import exercises
+
+    forbidden = _forbidden()
+    for name in exercises.__all__:
+        page = pydoc.render_doc(getattr(exercises, name), renderer=pydoc.plaintext)
+        assert not _leaks(page, forbidden), f"help({name}) shows: {_leaks(page, forbidden)[:3]}"
+        if name.startswith("check_"):
+            assert "PASS:" not in page and ".passed\n    True" not in page, name
+
+
+def test_the_api_page_of_the_checkers_renders_only_their_docstrings():
+    page = (ROOT / "book" / "api" / "exercises.md").read_text()
+    assert not _leaks(page, _forbidden())
+
+
+STUDENT_SITE = ROOT / "_build" / "student" / "_build" / "html"
+
+
+def test_the_built_student_site_shows_no_answer():
+    """Every page of the student site and its search index (built by make student)."""
+    if not STUDENT_SITE.is_dir():
+        pytest.skip(
+            f"the student site is not built ({STUDENT_SITE.relative_to(ROOT)} is missing; make student builds it)"
+        )
+    forbidden = _forbidden()
+    files = [*STUDENT_SITE.rglob("*.html"), *STUDENT_SITE.rglob("searchindex.js")]
+    assert files
+    for path in files:
+        found = _leaks(path.read_text(errors="replace"), forbidden)
+        assert not found, f"{path.relative_to(ROOT)}: {found[:3]}"
+
+
+def test_the_built_assignments_hand_out_no_answer():
+    """The student side of every built assignment archive (make assignments), if built."""
+    sides = sorted((ROOT / "_build" / "assignments").glob("*/student"))
+    if not sides:
+        pytest.skip("no assignment is built (_build/assignments/*/student is missing; make assignments builds them)")
+    forbidden = _forbidden()
+    for side in sides:
+        for path in side.rglob("*"):
+            if path.is_file() and path.suffix in {".ipynb", ".md", ".py", ".txt", ".html", ".json"}:
+                found = _leaks(path.read_text(errors="replace"), forbidden)
+                assert not found, f"{path.relative_to(ROOT)}: {found[:3]}"

@@ -228,3 +228,24 @@ def one_sided_binomial_false_fail(p: float, trials: int, limit: float) -> float:
     """Probability that Binomial(trials, p) / trials exceeds ``limit`` (a correct answer's
     failure rate is at most ``p``, so this bounds its chance of failing the check)."""
     return float(stats.binom.sf(math.floor(limit * trials), trials, p))
+
+
+def student_int(value: Any, what: str, *, low: int, high: int) -> int:
+    """The student's ``value`` as an int in ``[low, high]``, strictly: a Python or numpy
+    integer (not a bool, and not a float even when it is whole, such as ``12.0``).
+
+    Raises :class:`StudentError` with a hint (that never shows the expected value) otherwise.
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        raise StudentError(
+            not_yet(
+                f"{what} must be an integer (a Python int or a numpy integer); got {_describe(value)}. "
+                "Round where the exercise says to (e.g. math.ceil) and return an int, not a float."
+            )
+        )
+    k = int(value)
+    if not low <= k <= high:
+        raise StudentError(not_yet(f"{what} must be an integer in [{low}, {high}]"))
+    return k

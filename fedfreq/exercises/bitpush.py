@@ -55,6 +55,16 @@ def check_bitpush_estimator(
     -------
     fedfreq.exercises.CheckResult
         ``passed`` and a hint that never shows the expected answer.
+
+    Examples
+    --------
+    Write your function with this signature and pass it to the checker (the
+    placeholder below only shows the call; it is not an answer):
+
+    >>> def estimator(bit_index, reported_bit, b, epsilon):
+    ...     return 0.0
+    >>> check_bitpush_estimator(estimator, n=1000, trials=100).passed
+    False
     """
     n_ = check_int("n", n, low=100, high=MAX_TRIALS, reason="the checker runs your code that many times")
     t_ = check_int("trials", trials, low=100, high=MAX_TRIALS, reason="the checker runs your code that many times")
@@ -116,6 +126,16 @@ def check_split_encoding(
     Returns
     -------
     fedfreq.exercises.CheckResult
+
+    Examples
+    --------
+    Write your function with this signature and pass it to the checker (the
+    placeholder below only shows the call; it is not an answer):
+
+    >>> def encode(values, b):
+    ...     return np.abs(values)
+    >>> check_split_encoding(encode, trials=60).passed
+    False
     """
     t_ = check_int("trials", trials, low=50, high=MAX_TRIALS, reason="the checker runs your code that many times")
     gen = as_generator(rng)

@@ -28,8 +28,15 @@ def check_rr_debias(
     ``n`` users who each kept their true bit with probability e^ε/(1+e^ε) and flipped it
     otherwise, return an unbiased estimate of the number of users whose true bit is 1.
 
-    The checker simulates ``trials`` independent rounds for several (ε, true count)
-    pairs and tests unbiasedness with a z-test at 4.5 standard errors, where the standard
+    The attempt receives a 1-D integer array of 0s and 1s and a float, and returns one
+    finite number. First an exact test (deterministic: no false fails): for ``n`` = 24
+    and 25 users and ε in {0.5, 2}, the checker calls the estimator on reports with
+    every possible number of ones, computes its exact expectation under every true count
+    from 0 to ``n``, and requires it to equal the true count to 1e-6 (an estimate must
+    depend only on how many reports are 1, not on their order). This catches small
+    biases (such as an estimator built for ``n - 1`` users) that no simulation of a few
+    hundred rounds can see. Then the checker simulates ``trials`` independent rounds for
+    several (ε, true count) pairs and tests unbiasedness with a z-test at 4.5 standard errors, where the standard
     error is computed from the sample standard deviation of the student's estimates
     (trials ≥ 400, so the CLT applies): four tests, so a correct estimator fails with
     probability at most 4 · 2(1 − Φ(4.5)) ≈ 2.7e-5 on a random seed (the default seed is
@@ -48,6 +55,11 @@ def check_rr_debias(
     n = check_int("n", n, low=10, high=MAX_TRIALS, reason="the checker runs your code that many times")
     trials = check_int("trials", trials, low=100, high=MAX_TRIALS, reason="the checker runs your code that many times")
     gen = as_generator(rng)
+    for users in (24, 25):
+        for epsilon in (0.5, 2.0):
+            why = _rr_exact_bias(estimator, users, epsilon, gen)
+            if why is not None:
+                return not_yet(why)
     for epsilon in (0.5, 2.0):
         for frac in (0.1, 0.6):
             ones = int(round(frac * n))
@@ -87,6 +99,50 @@ def check_rr_debias(
                     "that of the best unbiased estimator: check the scaling.",
                 )
     return CheckResult(True, "no detectable bias over 4 settings (z-test at 4.5 standard errors each)")
+
+
+def _rr_exact_bias(estimator: Callable[[np.ndarray, float], float], n: int, epsilon: float, gen) -> str | None:
+    """Why the estimator is not exactly unbiased for ``n`` users at ``epsilon`` (None if it is).
+
+    Evaluates the estimator on reports holding every number of ones ``s`` (in two random
+    orders), then its exact expectation for every true count from the law of the number
+    of reported ones (the sum of two independent binomials).
+    """
+    from scipy import stats
+
+    values = np.empty(n + 1)
+    for s in range(n + 1):
+        outs = []
+        for _ in range(2):
+            reports = np.zeros(n, dtype=np.int64)
+            reports[gen.permutation(n)[:s]] = 1
+            value = estimator(reports, epsilon)
+            if np.ndim(value) != 0 or not np.isfinite(value):
+                return "the estimator must return one finite number per call"
+            outs.append(float(value))
+        again = estimator(reports, epsilon)
+        if np.ndim(again) != 0 or not np.isfinite(again) or float(again) != outs[1]:
+            return None  # a randomized estimator: only the simulation below can judge it
+        if abs(outs[0] - outs[1]) > 1e-9 * (1.0 + abs(outs[0])):
+            return (
+                "your estimate changes when the same reports arrive in another order: it should depend "
+                "only on how many reports are 1"
+            )
+        values[s] = outs[0]
+    keep = math.exp(epsilon) / (1.0 + math.exp(epsilon))
+    for ones in range(n + 1):
+        law = np.convolve(
+            stats.binom.pmf(np.arange(ones + 1), ones, keep),
+            stats.binom.pmf(np.arange(n - ones + 1), n - ones, 1.0 - keep),
+        )
+        if abs(float(law @ values) - ones) > 1e-6 * (1.0 + n):
+            return (
+                f"with {n} users at epsilon={epsilon} the exact expectation of your estimate (over the "
+                "random flips) differs from the true count for some true counts: the estimator is biased. "
+                "Write the expected number of reported ones as a function of the true count and the number "
+                "of users, and invert it."
+            )
+    return None
 
 
 @checker
@@ -139,11 +195,13 @@ def check_rdp_conversion(convert: Callable[[np.ndarray, np.ndarray, float], floa
 
     Examples
     --------
-    >>> from fedfreq.accounting import rdp_to_dp
-    >>> print(check_rdp_conversion(lambda o, r, d: rdp_to_dp(o, r, d)[0]))
-    PASS: ...
-    >>> print(check_rdp_conversion(lambda o, r, d: float(np.min(r + np.log(1 / d) / (o - 1)))))
-    NOT YET: ...
+    Write your function with this signature and pass it to the checker (the
+    placeholder below only shows the call; it is not an answer):
+
+    >>> def convert(orders, rdp, delta):
+    ...     return 0.0
+    >>> check_rdp_conversion(convert).passed
+    False
     """
     from ..accounting import (
         DEFAULT_ORDERS,

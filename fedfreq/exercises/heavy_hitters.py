@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from .._rng import as_generator
-from .._validation import check_int, check_real
+from .._validation import check_real
 from ..heavy_hitters import composition_advanced_paper, optimal_composition_delta
-from ._result import CheckResult, StudentError, attempt, checker, not_yet, passed
+from ._result import CheckResult, StudentError, attempt, checker, not_yet, passed, student_int
 
 __all__ = ["check_decomposition", "check_optimal_composition", "check_composition_counterexample"]
 
@@ -33,9 +33,13 @@ def check_decomposition(
 
     Examples
     --------
-    >>> from fedfreq.heavy_hitters import range_decomposition
-    >>> print(check_decomposition(lambda r, b, L: range_decomposition(r, branching=b, levels=L)))
-    PASS: every range was tiled exactly with at most (branching - 1) nodes per level
+    Write your function with this signature and pass it to the checker (the
+    placeholder below only shows the call; it is not an answer):
+
+    >>> def decompose(r, branching, levels):
+    ...     return []
+    >>> check_decomposition(decompose).passed
+    False
     """
     gen = as_generator(rng)
     for _ in range(200):
@@ -44,7 +48,13 @@ def check_decomposition(
         r = int(gen.integers(0, b**L))
         try:
             parts = list(attempt(func, r, b, L))
-            pairs = [(int(level), int(node)) for level, node in parts]
+            pairs = [
+                (
+                    student_int(level, "a level", low=-(2**62), high=2**62),
+                    student_int(node, "a node", low=-(2**62), high=2**62),
+                )
+                for level, node in parts
+            ]
         except StudentError as err:
             return err.result
         except (TypeError, ValueError):
@@ -87,11 +97,8 @@ def check_optimal_composition(
 
     ``func(epsilon, delta, levels, total_epsilon)`` must return the smallest δ such
     that *every* composition of ``levels`` (ε, δ)-DP mechanisms is
-    (``total_epsilon``, δ)-DP (Kairouz, Oh & Viswanath 2015):
-
-    .. math:: 1 - (1-\delta)^L + (1-\delta)^L\sum_{j=0}^{L}\binom Lj
-        \bigl[a^j b^{L-j} - e^{\varepsilon_{\rm tot}} a^{L-j} b^j\bigr]_+,
-        \\ a = \tfrac{e^\varepsilon}{1+e^\varepsilon},\ b = 1 - a.
+    (``total_epsilon``, δ)-DP, the optimal composition theorem of Kairouz, Oh &
+    Viswanath (2015). The attempt returns one float in [0, 1].
 
     The checker first tests two properties (a value in [0, 1]; no increase as
     ``total_epsilon`` grows), then compares with
@@ -193,8 +200,10 @@ def check_composition_counterexample(find: Callable[[], tuple[float, float, int]
         return not_yet("find() must return three numbers: (epsilon, delta, levels)")
     try:
         e = check_real("epsilon", e_raw, low=0.0, high=1.0, low_open=True, high_open=True)
-        L = check_int("levels", L_raw, low=1, high=100_000)
+        L = student_int(L_raw, "levels", low=1, high=100_000)
         d = check_real("delta", d_raw, low=0.0, high=1.0, low_open=True, high_open=True)
+    except StudentError as err:
+        return err.result
     except ValueError as exc:
         return not_yet(f"the point returned by find() is outside the exercise's range: {exc}")
     if 2 * L * d >= 1:

@@ -100,13 +100,13 @@ def check_private_cdf(
 
     Examples
     --------
-    >>> from fedfreq import quantiles as fq
+    Write your function with this signature and pass it to the checker (the
+    placeholder below only shows the call; it is not an answer):
+
     >>> def pipeline(bins, b, m, theta, rng):
-    ...     u = fq.histogram_user_vectors(bins, encoding="dht", b=b)
-    ...     sums = fq.cpbm_sum_mechanism(m=m, theta=theta)(u, rng)
-    ...     return fq.histogram_prefix_counts(sums, encoding="dht", b=b, n=len(bins)) / len(bins)
-    >>> print(check_private_cdf(pipeline, trials=200))
-    PASS: ...
+    ...     return np.zeros(2**b)
+    >>> check_private_cdf(pipeline, trials=200).passed
+    False
     """
     trials = check_int("trials", trials, low=200, high=MAX_TRIALS, reason="the checker runs your code that many times")
     g = as_generator(rng)

@@ -28,8 +28,10 @@ def check_omission_estimate(estimate: float, *, W: int, sampling_rate: float, ta
 
     Examples
     --------
-    >>> check_omission_estimate(0.5, W=10, sampling_rate=0.5, tau=5, trials=10).passed
-    True
+    Pass the fraction your own simulation measured (here a placeholder, not an answer):
+
+    >>> check_omission_estimate(1.0, W=40, sampling_rate=0.5, tau=5, trials=10_000).passed
+    False
     """
     est = check_real("estimate", estimate, low=0.0, high=1.0)
     T = check_int("trials", trials, low=1)

@@ -24,7 +24,7 @@ from ..sketch import (
     sketch_vector,
     zipf_frequencies,
 )
-from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, checker, not_yet, passed
+from ._result import MAX_TRIALS, CheckResult, StudentError, attempt, checker, not_yet, passed, student_int
 
 __all__ = ["check_width_rule", "check_hybrid_decoder", "check_smallest_width", "check_dp_sketch_sigma"]
 
@@ -63,7 +63,7 @@ def check_width_rule(
         f = zipf_frequencies(d, a)
         for tau in (0.02, 0.005):
             try:
-                w = check_int("width", attempt(rule, f.copy(), tau), low=1, high=10**6)
+                w = student_int(attempt(rule, f.copy(), tau), "a width", low=1, high=10**6)
             except StudentError as err:
                 return err.result
             except (TypeError, ValueError) as exc:
@@ -187,7 +187,7 @@ def check_smallest_width(
     got: list[int] = []
     for i, (f, tau) in enumerate(cases, 1):
         try:
-            got.append(check_int("width", attempt(width, f.copy(), tau), low=1, high=10**9))
+            got.append(student_int(attempt(width, f.copy(), tau), f"instance {i}: a width", low=1, high=10**9))
         except StudentError as err:
             return err.result
         except (TypeError, ValueError) as exc:
@@ -228,8 +228,7 @@ def check_dp_sketch_sigma(sigma: Callable[[float, float, int, int, int], float])
     :math:`1/n`). On eleven designs with :math:`\varepsilon < 1`, :math:`\delta \le 10^{-3}`
     the answer passes if the exact privacy profile of the Gaussian mechanism
     (:func:`fedfreq.accounting.gaussian_delta`) meets δ and the noise is at most twice
-    the smallest valid one (the textbook calibration
-    :math:`\sqrt{2\ln(1.25/\delta)}\,\Delta/\varepsilon` passes). Deterministic: a correct
+    the smallest valid one. Deterministic: a correct
     function never fails. Too much and too little noise get the same message; when one
     parameter alone breaks the answer, the message names it.
 
