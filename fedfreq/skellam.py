@@ -434,7 +434,7 @@ def smm_l_inf_max(order, *, mu_total: float):
     Parameters
     ----------
     order : float or array_like
-        Rényi order(s) α > 1.
+        Rényi order(s) α in (1, 2**53] (beyond it α - 1 rounds to α).
     mu_total : float
         Total Poisson mean :math:`\mu_{\text{tot}} = n\mu > 0`.
 
@@ -466,11 +466,12 @@ def smm_rdp(order, *, c: float, mu_total: float, l_inf: float | None = None):
     Parameters
     ----------
     order : float or array_like
-        Rényi order(s) α > 1.
+        Rényi order(s) α in (1, 2**53] (beyond it α - 1 rounds to α).
     c : float
-        Combined-norm bound c > 0 (scaled domain).
+        Combined-norm bound c > 0 (scaled domain), in [1e-150, 1e150].
     mu_total : float
-        Total Poisson mean :math:`n\mu > 0` of the summed noise.
+        Total Poisson mean :math:`n\mu > 0` of the summed noise, in [1e-150, 1e150]
+        (a bound that overflows double precision raises ValueError).
     l_inf : float, optional
         Coordinate bound used by the clients (> 0).
 
@@ -721,7 +722,7 @@ def smm_exact_rdp(order, *, x, mu_total: float) -> np.ndarray:
     Parameters
     ----------
     order : float or array_like
-        Rényi order(s) α > 1.
+        Rényi order(s) α in (1, 2**53] (beyond it α - 1 rounds to α).
     x : float or array_like
         Client value(s) in the scaled domain, 0 <= x <= 1000.
     mu_total : float

@@ -60,7 +60,6 @@ import time
 import warnings
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -167,6 +166,8 @@ INF_ALLOWED = {
     "accounting.rdp.compose_rdp",  # an RDP curve: +inf means "no bound at this order"
     "accounting.rdp.rdp_randomized_response",  # infinite at order inf
     "audit.exact_epsilon",  # inf when no finite epsilon reaches delta
+    "skellam.smm_rdp",  # an RDP curve: +inf where l_inf exceeds smm_l_inf_max (no bound at this order)
+    "skellam.smm_epsilon",  # (inf, inf) when l_inf exceeds smm_l_inf_max at every order of the grid
 }
 
 
@@ -600,16 +601,6 @@ def judge(case: Case) -> str:
 
 CASES = build_cases()
 
-#: Open findings in the modules whose numerics at extreme parameters are being reworked
-#: (accounting, skellam, trust models, ...): one case id a line, each with what happened
-#: in ``_build/fuzz_findings_numerics.txt``. They are reported by ``python
-#: tests/test_fuzz.py``, not run by the test; delete a line once its module refuses the
-#: input clearly or returns a right answer (the report lists those that now pass).
-KNOWN_OPEN = frozenset(
-    line.strip()
-    for line in (Path(__file__).parent / "fuzz_known_open.txt").read_text().splitlines()
-    if line.strip() and not line.startswith("#")
-)
 _BY_FUNCTION: dict[str, list[int]] = {}
 for _i, _c in enumerate(CASES):
     _BY_FUNCTION.setdefault(_c.qual, []).append(_i)
@@ -643,7 +634,7 @@ def pool():
 
 @pytest.mark.parametrize("qual", sorted(_BY_FUNCTION))
 def test_bad_input_is_refused_clearly(pool, qual):
-    indices = [i for i in _BY_FUNCTION[qual] if CASES[i].id not in KNOWN_OPEN]
+    indices = _BY_FUNCTION[qual]
     failures = [f"{CASES[i].id}: {v}" for i, v in zip(indices, pool.map(indices), strict=True) if v != "ok"]
     assert not failures, f"{len(failures)} of {len(indices)} calls:\n" + "\n".join(failures)
 
@@ -652,12 +643,6 @@ def test_validity_checks_name_public_functions():
     names = {q for q, _ in public_functions()}
     assert not set(VALIDITY) - names, sorted(set(VALIDITY) - names)
     assert not INF_ALLOWED - names, sorted(INF_ALLOWED - names)
-
-
-def test_known_open_findings_name_real_calls():
-    ids = {c.id for c in build_cases(full=True)}
-    stale = sorted(KNOWN_OPEN - ids)
-    assert not stale, f"tests/fuzz_known_open.txt names calls the fuzz does not make: {stale}"
 
 
 def test_every_public_function_has_a_valid_call():
@@ -769,8 +754,7 @@ def report() -> None:
         category = verdict.split(":")[0]
         counts[category] += 1
         if verdict != "ok":
-            known = " [known open]" if case.id in KNOWN_OPEN else ""
-            examples.setdefault(category, []).append(f"{case.id}: {verdict}{known}")
+            examples.setdefault(category, []).append(f"{case.id}: {verdict}")
     funcs = public_functions()
     n_params = len({(c.qual, c.param) for c in CASES if c.param})
     print(
@@ -780,9 +764,6 @@ def report() -> None:
     for category, n in counts.most_common():
         print(f"{n:6d}  {category}")
     print("slowest calls:", ", ".join(f"{name} {t:.2f} s" for t, name in sorted(durations)[-8:]))
-    now_ok = sorted(c.id for c, v in zip(CASES, verdicts, strict=True) if v == "ok" and c.id in KNOWN_OPEN)
-    if now_ok:
-        print("\nknown open findings that now pass (delete from tests/fuzz_known_open.txt):", now_ok)
     for category, ex in examples.items():
         print(f"\n== {category} ({len(ex)})")
         for e in ex:

@@ -183,7 +183,9 @@ def gaussian_delta(epsilon, *, sensitivity: float = 1.0, sigma: float):
     is then below 5e-324). For δ > 1/2 the complement 1 - δ is computed as a sum of
     two positive terms and the result rounded up. The ratio Δ/σ must lie in
     [1e-300, 1e300]; outside it (where Δ/σ is subnormal or overflows) a ValueError
-    is raised.
+    is raised. Where 1 - δ is below e^-800 (y0 < -40 even after its rounding) δ is
+    1.0 exactly; where the rounding bound r would exceed 1e-3 (only for ε far beyond
+    1e6 together with an extreme Δ/σ) a ValueError is raised.
 
     Parameters
     ----------
@@ -238,7 +240,7 @@ def gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float = 1.0) ->
     Parameters
     ----------
     epsilon : float
-        Target ε >= 0.
+        Target ε in [0, 1e6] (the range checked against mpmath).
     delta : float
         Target δ in (0, 1).
     sensitivity : float, default 1.0

@@ -110,7 +110,7 @@ def rdp_laplace(order, *, sensitivity: float = 1.0, scale: float):
     Parameters
     ----------
     order : float or array_like
-        Rényi order(s) α > 1.
+        Rényi order(s) α in (1, 2**53] (beyond it α - 1 rounds to α).
     sensitivity : float, default 1.0
         ℓ1 sensitivity Δ > 0.
     scale : float
@@ -174,7 +174,7 @@ def rdp_randomized_response(order, *, epsilon: float, k: int = 2):
     Parameters
     ----------
     order : float or array_like
-        Rényi order(s) α > 1.
+        Rényi order(s) α in (1, 2**53] (beyond it α - 1 rounds to α).
     epsilon : float
         Local privacy parameter ε > 0 of the k-RR mechanism.
     k : int, default 2
@@ -359,7 +359,9 @@ def delta_for_epsilon(orders, rdp, epsilon: float) -> tuple[float, float]:
         return 1.0, math.inf
     log_delta = np.full(a.shape, np.inf)
     af = a[finite]
-    log_delta[finite] = (af - 1.0) * (r[finite] - eps + np.log1p(-1.0 / af)) - np.log(af)
+    # a huge epsilon gives -inf (delta = 0, exact to double precision), not a NaN
+    with np.errstate(over="ignore"):
+        log_delta[finite] = (af - 1.0) * (r[finite] - eps + np.log1p(-1.0 / af)) - np.log(af)
     i = int(np.argmin(log_delta))
     return min(math.exp(float(log_delta[i])), 1.0), float(a[i])
 
