@@ -661,7 +661,14 @@ def smm_noise_bound(mu_total: float, prob: float) -> int:
     >>> smm_noise_bound(100.0, 1e-9)
     94
     """
-    mt = _positive("mu_total", mu_total)
+    mt = check_real(
+        "mu_total",
+        mu_total,
+        low=0.0,
+        low_open=True,
+        high=1e300,
+        reason="the bound exceeds 2^53 from about 1e29 on, and mu_total log(2/prob) must stay finite",
+    )
     q = check_real("prob", prob, low=0.0, high=1.0, low_open=True, high_open=True)
     target = math.log(q / 2.0)
     too_big = ValueError(
