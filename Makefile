@@ -178,7 +178,7 @@ test: venv mathjax
 	$(MAKE) --no-print-directory test-unit && \
 	$(MAKE) --no-print-directory test-nbval && \
 	$(MAKE) --no-print-directory test-nbval-baseline && \
-	$(MAKE) --no-print-directory book-stored && \
+	$(MAKE) --no-print-directory -j2 book-stored student && \
 	$(MAKE) --no-print-directory test-browser && \
 	echo "make test: all stages passed in $$(( $$(date +%s) - start )) s"
 

@@ -215,8 +215,11 @@ def qmc_counts(probs, total: int) -> np.ndarray:
     >>> qmc_counts([0.25, 0.25, 0.5], 10).tolist()
     [2, 3, 5]
     """
-    p = _check_probs(probs)
-    t = check_int("total", total, low=0)
+    return _qmc_counts(_check_probs(probs), check_int("total", total, low=0))
+
+
+def _qmc_counts(p: np.ndarray, t: int) -> np.ndarray:
+    """:func:`qmc_counts` of checked arguments (the inner loops call it once per round)."""
     raw = p * t
     base = np.floor(raw).astype(np.int64)
     left = t - int(base.sum())
@@ -252,12 +255,16 @@ def assign_bits(n: int, probs, *, b_send: int = 1, design: str = "server", rng=N
     p = _check_probs(probs)
     k = check_int("b_send", b_send, low=1, high=p.size)
     check_choice("design", design, {"server", "client"})
-    gen = as_generator(rng)
+    return _assign_bits(n_, p, k, design, as_generator(rng))
+
+
+def _assign_bits(n_: int, p: np.ndarray, k: int, design: str, gen: np.random.Generator) -> np.ndarray:
+    """:func:`assign_bits` of checked arguments (the protocols call it once per round)."""
     if design == "client":
         if k != 1:
             raise ValueError("b_send must be 1 with design='client' (client-random selection of one bit)")
         return gen.choice(p.size, size=(n_, 1), p=p)
-    counts = qmc_counts(p, n_ * k)
+    counts = _qmc_counts(p, n_ * k)
     if counts.max() > n_:
         raise ValueError(
             f"b_send = {k} is too large for probs: bit {int(counts.argmax())} would need "
@@ -368,7 +375,9 @@ def bit_push(
     p = weighted_probabilities(b_, alpha) if probs is None else _check_probs(probs, b_)
     eps = _check_epsilon(epsilon)
     gen = as_generator(rng)
-    idx = assign_bits(x.size, p, b_send=b_send, design=design, rng=gen)
+    k = check_int("b_send", b_send, low=1, high=p.size)
+    check_choice("design", design, {"server", "client"})
+    idx = _assign_bits(x.size, p, k, design, gen)
     sums, counts = _report(x, idx, b_, eps, gen)
     means = _debias_means(sums, counts, eps)
     est = float(np.sum(np.exp2(np.arange(b_)) * means))
@@ -487,7 +496,7 @@ def adaptive_bit_push(
     perm = gen.permutation(n)
     x1, x2 = x[perm[:n1]], x[perm[n1:]]
     p1 = weighted_probabilities(b_, g)
-    s1, c1 = _report(x1, assign_bits(n1, p1, rng=gen), b_, eps, gen)
+    s1, c1 = _report(x1, _assign_bits(n1, p1, 1, "server", gen), b_, eps, gen)
     m1 = _debias_means(s1, c1, eps)
     # bits with too few round-1 reports are unknown, not constant: give them the prior weight 1/4
     mc = np.where(c1 >= max(mr, 1), np.clip(m1, 0.0, 1.0), 0.5)
@@ -498,7 +507,7 @@ def adaptive_bit_push(
         w = w * squash_mask(m1, c1, epsilon=eps_squash, threshold=tau, unit=squash_unit)
     if w.sum() > 0:
         p2 = w / w.sum()
-        s2, c2 = _report(x2, assign_bits(n - n1, p2, rng=gen), b_, eps, gen)
+        s2, c2 = _report(x2, _assign_bits(n - n1, p2, 1, "server", gen), b_, eps, gen)
     else:  # every bit looks constant after round 1: nothing left to learn
         p2 = np.zeros(b_)
         s2, c2 = np.zeros(b_), np.zeros(b_, dtype=np.int64)

@@ -61,8 +61,8 @@ def install_cell(source: str, version: str | None = None) -> str:
         "import sys\n"
         "\n"
         'if importlib.util.find_spec("fedfreq") is None:\n'
-        f'    pip = [sys.executable, "-m", "pip", "install", "--quiet", "{requirement(source, version)}"]\n'
-        "    subprocess.run(pip, check=True)\n"
+        '    pip = [sys.executable, "-m", "pip", "install", "--quiet"]\n'
+        f'    subprocess.run([*pip, "{requirement(source, version)}"], check=True)\n'
         "    importlib.invalidate_caches()\n"
         "```\n"
         "\n"

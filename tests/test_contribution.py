@@ -808,3 +808,15 @@ def test_zero_threshold_loses_every_item():
     N = np.array([[3, 1], [0, 2]])
     assert ct.laplace_expected_loss(N, 0.0, epsilon=1.0) == 6.0
     assert ct.gaussian_expected_loss(N, 0.0, sigma=1.0) == 6.0
+
+
+def test_the_objectives_accept_a_threshold_of_zero():
+    """C* = 0 when the noise dominates; the objectives are defined there: G(0) and U(0) are the
+    totals of the users' l1 sizes (everything is clipped away)."""
+    N = np.array([[3, 0, 0, 0], [1, 1, 1, 2], [0, 0, 0, 0]])
+    l1, l2 = N.sum(1).astype(float), np.linalg.norm(N, axis=1)
+    assert ct.gaussian_threshold(l1, l2, d=4, sigma=100.0) == 0.0
+    assert ct.threshold_objective(l1, l2, 0.0, d=4, sigma=100.0) == l1.sum()
+    assert ct.laplace_surrogate(l1, 0.0, d=4, epsilon=1.0) == l1.sum()
+    with pytest.raises(ValueError, match="C"):
+        ct.threshold_objective(l1, l2, -1.0, d=4, sigma=1.0)

@@ -215,7 +215,7 @@ def laplace_surrogate(user_sizes, C, *, d: int, epsilon: float):
     m = check_array("user_sizes", user_sizes, ndim=1, low=0.0, min_size=1)
     dd = check_int("d", d, low=1)
     eps = _epsilon(epsilon)
-    Cs, scalar = _thresholds(C)
+    Cs, scalar = _thresholds(C, allow_zero=True)  # C = 0 keeps nothing: U(0) = sum of the sizes
     with np.errstate(over="ignore"):
         out = _finite_loss(np.maximum(m[None, :] - Cs[:, None], 0.0).sum(axis=1) + dd * Cs / eps, "C, d and epsilon")
     return _out(out[0]) if scalar else out
@@ -235,7 +235,7 @@ def threshold_objective(l1_norms, l2_norms, C, *, d: int, sigma: float):
     dd = check_int("d", d, low=1)
     l1, l2 = _norm_pair(l1_norms, l2_norms, dd)
     sig = check_scale("sigma", sigma)
-    Cs, scalar = _thresholds(C)
+    Cs, scalar = _thresholds(C, allow_zero=True)  # C* = 0 when the noise dominates
     M = dd * sig * math.sqrt(2.0 / math.pi)
     safe = np.where(l2 > 0, l2, 1.0)
     with np.errstate(over="ignore"):
