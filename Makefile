@@ -19,7 +19,7 @@ JBFLAGS := -n -W --keep-going
 SANITIZE := tests/nbval_sanitize.cfg
 PORT ?= 8000
 
-.PHONY: help venv wheel publish mathjax chromium poppler pdf instructor notebooks verify bench student assignments book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser serve full clean
+.PHONY: help venv wheel publish mathjax chromium poppler pdf instructor notebooks verify bench student assignments book book-stored lint format test test-unit test-mutations test-nbval test-nbval-baseline test-browser test-handouts serve full clean
 
 help:
 	@sed -n '2,8p' Makefile
@@ -172,6 +172,13 @@ test-browser: chromium
 	$(PY) scripts/browser_check_selftest.py
 	$(PY) scripts/browser_check.py _build/html --jobs 2 --base-path $(SUBPATH) --screenshots _build/screenshots
 
+## What students receive, scanned for answers once it is built: the student site (HTML and search
+## index, built by `make student`) and the handed-out side of every assignment (built here
+## without otter's solution run, which tests/test_assignments.py does).
+test-handouts: venv
+	$(PY) scripts/make_assignments.py --no-run-tests
+	FEDFREQ_REQUIRE_BUILDS=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_student.py -k "built_student_site or built_assignments"
+
 test: venv mathjax
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint && \
@@ -180,6 +187,7 @@ test: venv mathjax
 	$(MAKE) --no-print-directory test-nbval-baseline && \
 	$(MAKE) --no-print-directory -j2 book-stored student && \
 	$(MAKE) --no-print-directory test-browser && \
+	$(MAKE) --no-print-directory test-handouts && \
 	echo "make test: all stages passed in $$(( $$(date +%s) - start )) s"
 
 serve:
