@@ -174,10 +174,12 @@ test-browser: chromium
 
 ## What students receive, scanned for answers once it is built: the student site (HTML and search
 ## index, built by `make student`) and the handed-out side of every assignment (built here
-## without otter's solution run, which tests/test_assignments.py does).
+## without otter's solution run, which tests/test_assignments.py does); and no instructor
+## material in the public site or the student edition.
 test-handouts: venv
 	$(PY) scripts/make_assignments.py --no-run-tests
-	FEDFREQ_REQUIRE_BUILDS=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_student.py -k "built_student_site or built_assignments"
+	FEDFREQ_REQUIRE_BUILDS=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_student.py tests/test_instructor.py \
+		-k "built_student_site or built_assignments or no_instructor_material_in_the_builds"
 
 test: venv mathjax
 	@start=$$(date +%s); \
