@@ -57,6 +57,9 @@ from numeric_env import numeric_environment  # noqa: E402
 
 from fedfreq.claims import FULL_SCALE_FAILURE  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import layout  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
 TIMES = NB_DIR / "execution_times.json"
@@ -302,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.metadata_only:
-        sources = sorted(NB_DIR.glob("[0-9][0-9]_*.md"))
+        sources = [p.md for p in layout.pages()]
         try:
             sources = select(sources, args.names) if args.names else sources
             for md in sources:
@@ -317,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("FEDFREQ_SCALE is not 'default': pass --output-dir outside notebooks/")
     keep_going = out_dir != NB_DIR
 
-    sources = sorted(NB_DIR.glob("[0-9][0-9]_*.md"))
+    sources = [p.md for p in layout.pages()]
     if args.names:
         try:
             sources = select(sources, args.names)
@@ -414,7 +417,7 @@ def record_times(measured: dict, scale: str) -> None:
             budget_seconds=BUDGET_SECONDS,
             environment=numeric_environment(),
         )
-        present = {p.stem for p in NB_DIR.glob("[0-9][0-9]_*.md")}
+        present = {p.stem for p in layout.pages()}
         times["notebooks"] = {k: v for k, v in sorted(times["notebooks"].items()) if k in present}
         TIMES.write_text(json.dumps(times, indent=2, sort_keys=True) + "\n")
 

@@ -33,6 +33,9 @@ from pathlib import Path
 
 import jupytext
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import layout  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
 
@@ -91,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="chapter stems (default: all)")
     parser.add_argument("--check", action="store_true", help="report chapters that would change; change nothing")
     args = parser.parse_args(argv)
-    paths = sorted(NB_DIR.glob("[0-9][0-9]_*.md"))
+    paths = [p.md for p in layout.pages()]
     if args.names:
         paths = [p for p in paths if p.stem in set(args.names)]
     changed = []

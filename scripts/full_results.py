@@ -3,7 +3,7 @@
 Usage::
 
     python scripts/full_results.py                 # every chapter found in _build/full
-    python scripts/full_results.py 07_multiround_sketch
+    python scripts/full_results.py 08_multiround_sketch
     python scripts/full_results.py --check         # only check that the data are complete
 
 ``make full`` runs this after executing the chapters at ``FEDFREQ_SCALE=full`` into
@@ -29,6 +29,9 @@ import jupytext
 import nbformat
 
 from fedfreq.claims import FULL_SCALE_FAILURE
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import layout  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN_DIR = ROOT / "_build" / "full"
@@ -130,7 +133,7 @@ def check(stems: list[str]) -> list[str]:
         for fig in record.get("figures", []):
             if not (DATA_DIR / fig["file"]).is_file():
                 problems.append(f"{stem}: missing figure {fig['file']}")
-        if record.get("status") == "ok" and not record.get("claims") and stem != "15_deployment":
+        if record.get("status") == "ok" and not record.get("claims") and stem != "16_deployment":
             problems.append(f"{stem}: completed but recorded no claim")
     return problems
 
@@ -141,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-dir", type=Path, default=RUN_DIR)
     parser.add_argument("--check", action="store_true", help="only check the stored data")
     args = parser.parse_args(argv)
-    chapters = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.md"))
+    chapters = [p.stem for p in layout.pages()]
     if args.check:
         problems = check(args.names or chapters)
         print("\n".join(problems) or f"full-scale data complete for {len(args.names or chapters)} chapters")

@@ -26,6 +26,9 @@ import sys
 import tomllib
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import layout  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
 TAG = "install-fedfreq"
@@ -80,7 +83,7 @@ def synced(source: str, version: str | None = None) -> str:
 
 
 def chapters() -> list[Path]:
-    return sorted(NB_DIR.glob("[0-9][0-9]_*.md"))
+    return [p.md for p in layout.pages()]
 
 
 def main(argv: list[str] | None = None) -> int:

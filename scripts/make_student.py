@@ -47,6 +47,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stored_outputs_config import stored_outputs_config  # noqa: E402
 from wheel import build_wheel, pinned_closure  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import layout  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 NB_DIR = ROOT / "notebooks"
 OUT = ROOT / "_build" / "student"
@@ -174,7 +177,7 @@ def student_notebook(nb: nbformat.NotebookNode, *, keep_outputs: bool) -> tuple[
 
 
 def chapters() -> list[Path]:
-    return sorted(NB_DIR.glob("[0-9][0-9]_*.ipynb"))
+    return [p.ipynb for p in layout.pages()]
 
 
 def write_notebooks(out: Path, *, keep_outputs: bool) -> dict[str, list[dict]]:

@@ -3,7 +3,7 @@
 Usage::
 
     python scripts/mutate_claims.py                 # every chapter
-    python scripts/mutate_claims.py 08_sample_threshold 14_debiasing
+    python scripts/mutate_claims.py 09_sample_threshold 15_debiasing
     python scripts/mutate_claims.py --list          # the mutations, without running them
     make test-mutations
 

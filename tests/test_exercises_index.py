@@ -21,7 +21,7 @@ import make_exercises_index as index  # noqa: E402
 
 EXERCISES = index.all_exercises()
 CHAPTERS = [f"notebooks/{md.stem}" for md in index.chapters()]
-APPENDICES = {"notebooks/16_privacy_audits"}  # shorter exercise sections
+APPENDICES = {"notebooks/A_privacy_audits"}  # shorter exercise sections
 
 
 def of(chapter: str) -> list[index.Exercise]:

@@ -15,7 +15,10 @@ sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import full_results  # noqa: E402
 from ledger import load_full_scale, load_ledger, stored_verdicts  # noqa: E402
 
-CHAPTERS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.md"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import layout  # noqa: E402
+
+CHAPTERS = [p.stem for p in layout.pages()]
 RECORDS = load_full_scale()
 LEDGER = load_ledger()
 #: What the papers' scale may take per chapter on a 2-core machine.

@@ -15,6 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 from ledger import ERRATUM_KINDS, SOURCES, ledger_files, load_ledger, row_anchor  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import layout  # noqa: E402
+
 LEDGER = load_ledger()
 
 # What a ledger entry must say besides its verdict, by verdict.
@@ -27,7 +30,7 @@ REASON_FIELDS = {
     "not checkable": ("reason",),
 }
 CLAIM_CALL = re.compile(r"check_claim\(\s*[\"']([^\"']+)[\"']")
-CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.md"))
+CHAPTERS = [p.md for p in layout.pages()]
 
 
 def claim_calls():

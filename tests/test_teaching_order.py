@@ -9,12 +9,16 @@ the citation, in that chapter or an earlier one.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import layout  # noqa: E402
+
 NB = Path(__file__).resolve().parent.parent / "notebooks"
-CHAPTERS = sorted(NB.glob("[0-9][0-9]_*.md"))
+CHAPTERS = [p.md for p in layout.pages() if p.kind != "reproduction"]
 RESULT = re.compile(r"^:{3,}\{prf:(theorem|lemma|proposition|corollary)\}", re.M)
 EXAMPLE = re.compile(r"^:{3,}\{prf:example\}", re.M)
 LABEL = re.compile(r"^:label:\s*(\S+)", re.M)

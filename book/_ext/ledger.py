@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import yaml
@@ -22,6 +23,9 @@ from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
 from fedfreq.claims import VERDICTS, claim_slug
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import layout  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 LEDGER_DIR = ROOT / "book" / "claims"
@@ -50,7 +54,12 @@ FULL_DIR = ROOT / "book" / "full_scale"
 
 def load_full_scale() -> dict[str, dict]:
     """The records of the last run at the papers' scale, by chapter stem."""
-    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(FULL_DIR.glob("[0-9][0-9]_*.json"))}
+    stems = [p.stem for p in layout.pages()]
+    return {
+        s: json.loads((FULL_DIR / f"{s}.json").read_text(encoding="utf-8"))
+        for s in stems
+        if (FULL_DIR / f"{s}.json").is_file()
+    }
 
 
 def full_scale_verdicts() -> dict[str, dict]:
@@ -75,6 +84,15 @@ def stored_verdicts(stem: str) -> dict[str, dict]:
                 m = _VERDICT_LINE.match(line)
                 if m:
                     found[m["id"]] = {"verdict": m["verdict"], "evidence": m["evidence"]}
+    return found
+
+
+def chapter_stored_verdicts(chapter: str) -> dict[str, dict]:
+    """The stored verdicts of all the notebooks of a chapter (teaching and reproduction pages)."""
+    found: dict[str, dict] = {}
+    for page in layout.chapter_pages(chapter):
+        if page.ipynb.is_file():
+            found.update(stored_verdicts(page.stem))
     return found
 
 
@@ -188,13 +206,14 @@ class ClaimsLedger(_TableDirective):
             for key, name in REASON_NAMES.items():
                 if c.get(key):
                     method += f" *{name}:* {_cell(c[key])}"
-            number = int(c["chapter"].split("/")[-1][:2])
+            stem = c["chapter"].split("/")[-1]
+            short = layout.by_stem(stem).short
             label = cell_label(c["id"])
-            source = (NOTEBOOKS / f"{c['chapter'].split('/')[-1]}.md").read_text(encoding="utf-8")
-            if f"({label})=" in source:
-                where = f"{{ref}}`ch. {number} <{label}>`"
+            sources = [p.md.read_text(encoding="utf-8") for p in layout.chapter_pages(stem)]
+            if any(f"({label})=" in source for source in sources):
+                where = f"{{ref}}`{short} <{label}>`"
             else:
-                where = f"{{doc}}`ch. {number} </{c['chapter']}>`"
+                where = f"{{doc}}`{short} </{c['chapter']}>`"
             out += [
                 f'* - <span id="{row_anchor(c["id"])}"></span>`{c["id"]}`',
                 f"  - {verdict}",
@@ -323,7 +342,7 @@ class ExecutionStats(_TableDirective):
             "  - Budget (s)",
         ]
         total = 0.0
-        chapters = {p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.md")}
+        chapters = {p.stem for p in layout.pages()}
         records = {k: v for k, v in data["notebooks"].items() if k in chapters}
         for name, rec in sorted(records.items()):
             total += rec["seconds"]
@@ -401,7 +420,7 @@ class FullScaleResults(_TableDirective):
             ]
             status = "completed" if rec["status"] == "ok" else f"**{rec['status']}**: {_cell(rec.get('detail', ''))}"
             out += [
-                f"* - {{doc}}`{int(stem[:2])}. {_cell(chapter_title(stem))} </notebooks/{stem}>`",
+                f"* - {{doc}}`{layout.by_stem(stem).number}. {_cell(chapter_title(stem))} </notebooks/{stem}>`",
                 f"  - {status}",
                 f"  - {rec['seconds'] / 60:.1f} min",
                 f"  - {rec['peak_rss_gb']:.2f} GB",
@@ -411,7 +430,7 @@ class FullScaleResults(_TableDirective):
         out += ["```", ""]
         for stem, rec in records.items():
             stored = stored_verdicts(stem)
-            out += [f"## {int(stem[:2])}. {chapter_title(stem)}", ""]
+            out += [f"## {layout.by_stem(stem).number}. {chapter_title(stem)}", ""]
             if rec["status"] != "ok":
                 out += [f"The run did not complete ({rec['status']}: {_cell(rec.get('detail', ''))}).", ""]
             if rec.get("claims"):
