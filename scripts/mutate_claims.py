@@ -43,6 +43,9 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import layout  # noqa: E402
+
 NB_DIR = ROOT / "notebooks"
 CLAIMS_DIR = ROOT / "book" / "claims"
 KINDS = (
@@ -117,12 +120,14 @@ def _run_mutation(claim_id, index, source, expected):
 
 
 def load_mutations() -> dict[str, list[dict]]:
-    """Chapter stem -> ledger entries (each with its ``mutations``)."""
+    """Notebook stem -> its chapter's ledger entries (each with its ``mutations``)."""
     by_chapter: dict[str, list[dict]] = {}
     for path in sorted(CLAIMS_DIR.glob("*.yml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         by_chapter[path.stem] = list(data.get("claims", []))
-    return by_chapter
+    # a chapter's claim cells may sit on its teaching page or on its reproduction page: each
+    # notebook gets its chapter's entries, and plans the mutations of the cells it holds
+    return {page.stem: by_chapter[page.chapter] for page in layout.pages() if page.chapter in by_chapter}
 
 
 def plan_calls(stem: str, entries: list[dict]) -> tuple[dict[int, list[str]], list[dict], list[str]]:
@@ -237,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no such chapter(s): {unknown}", file=sys.stderr)
         return 2
     failures: list[str] = []
-    missing = [e["id"] for s in stems for e in ledger[s] if not e.get("mutations")]
+    missing = sorted({e["id"] for s in stems for e in ledger[s] if not e.get("mutations")})
     if missing:
         failures.append(f"{len(missing)} claim(s) without a mutation: {', '.join(missing)}")
     if args.list:

@@ -13,10 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import full_results  # noqa: E402
-from ledger import load_full_scale, load_ledger, stored_verdicts  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
 import layout  # noqa: E402
+from ledger import chapter_stored_verdicts, load_full_scale, load_ledger  # noqa: E402
 
 CHAPTERS = [p.stem for p in layout.pages()]
 RECORDS = load_full_scale()
@@ -40,14 +38,16 @@ def test_each_chapter_completed_within_its_limits(stem):
         assert rec.get(key), f"{stem}: no {key}"
 
 
-@pytest.mark.parametrize("stem", CHAPTERS)
-def test_every_claim_has_a_verdict_at_both_scales(stem):
-    want = {c["id"] for c in LEDGER if c["chapter"] == f"notebooks/{stem}"}
-    full = [c["id"] for c in RECORDS[stem]["claims"]]
-    assert len(full) == len(set(full)), f"{stem}: a claim checked twice at full scale"
-    assert set(full) == want, f"{stem}: missing {sorted(want - set(full))}, extra {sorted(set(full) - want)}"
-    stored = set(stored_verdicts(stem))
-    assert want <= stored, f"{stem}: the stored outputs lack {sorted(want - stored)}"
+@pytest.mark.parametrize("chapter", [p.stem for p in layout.chapters()])
+def test_every_claim_has_a_verdict_at_both_scales(chapter):
+    """Each claim of a chapter has one verdict at the papers' scale, from whichever of the
+    chapter's notebooks (teaching or reproduction page) checks it, and one stored verdict."""
+    want = {c["id"] for c in LEDGER if c["chapter"] == f"notebooks/{chapter}"}
+    full = [c["id"] for page in layout.chapter_pages(chapter) for c in RECORDS[page.stem]["claims"]]
+    assert len(full) == len(set(full)), f"{chapter}: a claim checked twice at full scale"
+    assert set(full) == want, f"{chapter}: missing {sorted(want - set(full))}, extra {sorted(set(full) - want)}"
+    stored = set(chapter_stored_verdicts(chapter))
+    assert want <= stored, f"{chapter}: the stored outputs lack {sorted(want - stored)}"
 
 
 def test_a_verdict_that_differs_between_scales_is_explained():

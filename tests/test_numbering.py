@@ -88,7 +88,8 @@ def test_assignments_name_the_chapters_of_their_part():
             part = ROMAN[m.group(1)]
             lo, hi = int(m.group(2)), int(m.group(3) or m.group(2))
             if (lo, hi) != spans[part]:
-                wrong.append(f"{path}: '{m.group(0)}' but Part {m.group(1)} is chapters {spans[part][0]}–{spans[part][1]}")
+                lo_want, hi_want = spans[part]
+                wrong.append(f"{path}: '{m.group(0)}' but Part {m.group(1)} is chapters {lo_want}–{hi_want}")
     assert found >= 7, "the assignments' headers no longer name their chapters"
     assert not wrong, "\n".join(wrong)
 

@@ -513,8 +513,37 @@ def _claim_object_type(app):
     app.registry.domain_object_types["std"]["claim"] = ObjType("ledger claim", "claim", searchprio=0)
 
 
+def _ledger_by_id() -> dict[str, dict]:
+    return {c["id"]: c for c in load_ledger()}
+
+
+def verdict_class(verdict: str) -> str:
+    """CSS class of a verdict's badge: ``verdict-verified-with-correction`` and so on."""
+    return "verdict-" + re.sub(r"[^a-z]+", "-", verdict.lower()).strip("-")
+
+
+def verdict_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{verdict}`S2-Thm1``: the claim's verdict as a badge, then its id linking to its
+    ledger row. A teaching page writes one sentence after it; the check itself runs on the
+    chapter's reproduction page (or further down the same page)."""
+    from sphinx import addnodes
+
+    claim_id = text.strip()
+    claim = _ledger_by_id().get(claim_id)
+    if claim is None:
+        msg = inliner.reporter.error(f"verdict: {claim_id!r} is not a claim of the ledger", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+    badge = nodes.inline(claim["verdict"], claim["verdict"], classes=["claim-badge", verdict_class(claim["verdict"])])
+    link = addnodes.pending_xref(
+        "", refdomain="std", reftype="claim", reftarget=claim_id, refexplicit=True, refwarn=True
+    )
+    link += nodes.literal(claim_id, claim_id, classes=["claim-id"])
+    return [nodes.inline("", "", badge, nodes.Text(" "), link, classes=["claim-verdict"])], []
+
+
 def setup(app):
     _claim_object_type(app)
+    app.add_role("verdict", verdict_role)
     app.connect("config-inited", _add_static_path)
     app.add_css_file("book.css")  # every page: outputs, inline code and equations fit their column
     app.connect("html-page-context", _ledger_assets)
