@@ -239,14 +239,27 @@ def load_coverage() -> dict[str, dict]:
     return out
 
 
+#: Why an item of a paper is out of scope: the closed list of reasons (key: meaning).
+OUT_OF_SCOPE_REASONS = {
+    "definition": "a definition, notation, data recipe or modelling assumption",
+    "data unavailable": "needs a dataset (or plots) that cannot be obtained offline",
+    "security or deployment": "a security, systems or deployment remark with nothing to compute",
+    "outside result": "related work or a result cited from outside the five papers",
+    "proof step": "a step of a proof, covered by the checked result it proves",
+    "no quantity": "motivation, summary, exposition or future work with no quantity to compute",
+}
+
+
 def coverage_status(item: dict) -> str:
-    """checked, partly checked, out of scope, or not yet checked."""
+    """checked, partly checked, out of scope, checkable (not yet checked) or not yet checked."""
     if item.get("ledger"):
         return "partly checked" if item.get("gap") else "checked"
-    return "out of scope" if item.get("out_of_scope") else "not yet checked"
+    if item.get("out_of_scope"):
+        return "out of scope"
+    return "checkable, not yet checked" if item.get("checkable") else "not yet checked"
 
 
-COVERAGE_STATUSES = ("checked", "partly checked", "out of scope", "not yet checked")
+COVERAGE_STATUSES = ("checked", "partly checked", "checkable, not yet checked", "out of scope", "not yet checked")
 
 
 class ClaimsCoverage(_TableDirective):
@@ -278,7 +291,8 @@ class ClaimsCoverage(_TableDirective):
             if not rest:
                 continue
             out += [
-                f":::{{dropdown}} {prefix}: {len(rest)} statements out of scope or not fully checked",
+                f":::{{dropdown}} {prefix}: {len(rest)} statements out of scope, checkable but not yet checked, "
+                "or partly checked",
                 "",
                 "```{list-table}",
                 ":header-rows: 1",
@@ -291,7 +305,9 @@ class ClaimsCoverage(_TableDirective):
             ]
             for item in rest:
                 status = coverage_status(item)
-                why = item.get("out_of_scope") or item.get("gap") or ""
+                why = item.get("out_of_scope") or item.get("gap") or item.get("checkable") or ""
+                if item.get("reason"):
+                    status += f", {item['reason']}"
                 ids = ", ".join(f"`{i}`" for i in item.get("ledger") or [])
                 detail = f"**{status}**" + (f" ({ids})" if ids else "") + f": {_cell(why)}"
                 out += [f"* - {_cell(item['where'])}", f"  - {_cell(item['text'])}", f"  - {detail}"]
