@@ -25,16 +25,35 @@ folders are skipped) is loaded in Debian's Chromium through Playwright and check
   lists such boxes in the report as warnings instead of failing the page;
 * figures: every image of the page's content is in a ``<figure>`` with a caption, and
   has alt text that says something (at least 20 characters, not a file name);
+* text: after MathJax has run, no TeX command (``\\sqrt``, ``\\eps``, ...) and no ``$`` is
+  left in the rendered text outside typeset math (code, ``pre`` and notebook input cells
+  excepted), e.g. a title with math shown raw in the sidebar or in a link's text; and no
+  reference word is doubled ("Theorem Theorem 13.1", "Exercise exercise 4.6"), also when
+  the second word is a link's text;
+* display math on a phone: at the narrow width, a display equation wider than its box is
+  either scaled down to fit or carries a visible scroll cue (the book's ``mathfit.js``
+  does one or the other);
+* teaching pages keep to their length budget at the desktop width: at most
+  ``MAX_SCREENS`` screens (document height / window height), visible code (the height of
+  the code-cell inputs not folded away) at most ``MAX_CODE_SHARE`` of the page, no visible
+  code cell longer than ``MAX_CELL_LINES`` lines, and over all such pages a median of at
+  most ``MAX_MEDIAN_SCREENS`` screens (held once no chapter is pending). Which notebook
+  is a teaching page is read from the table of contents (``--toc``, see ``book/_ext/layout.py``); a chapter without a
+  reproduction page is not yet split: its numbers are reported as pending, not enforced.
+  ``--record-metrics`` writes these numbers for every chapter, appendix and reproduction
+  page (``book/page_metrics.json``, rendered on the execution statistics page);
 * a full-page PNG screenshot per page is written to the screenshots directory.
 
 One line per page is printed, followed by a summary; a JSON report is written
 (default: next to the site directory, e.g. ``_build/browser_report.json``).
-Exit status: 0 all pages OK, 1 some page failed, 2 usage/environment error.
+Exit status: 0 all pages OK, 1 some page failed (or the median length of the teaching
+pages is over budget), 2 usage/environment error.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import fnmatch
 import functools
 import html
@@ -44,11 +63,46 @@ import json
 import os
 import re
 import shutil
+import statistics
 import sys
 import threading
 import time
 from pathlib import Path
 from urllib.parse import quote, unquote, urldefrag, urljoin, urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The length budget of a teaching page at the desktop width (see the module docstring).
+MAX_SCREENS = 25
+MAX_MEDIAN_SCREENS = 15
+MAX_CODE_SHARE = 0.20
+MAX_CELL_LINES = 25
+
+#: Words that name what a cross-reference points to: the role already renders
+#: "Theorem 13.1", so "Theorem {prf:ref}`...`" reads "Theorem Theorem 13.1".
+REFERENCE_WORDS = (
+    "theorem",
+    "lemma",
+    "corollary",
+    "proposition",
+    "definition",
+    "exercise",
+    "solution",
+    "figure",
+    "fig.",
+    "table",
+    "section",
+    "chapter",
+    "equation",
+    "eq.",
+    "appendix",
+    "algorithm",
+    "example",
+    "remark",
+    "assumption",
+    "claim",
+    "part",
+)
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -423,6 +477,128 @@ JS_HAS_ANCHOR = """
 }
 """
 
+#: Rendered text after MathJax: TeX left outside typeset math, and doubled reference words.
+#: Text nodes are joined per block (p, li, a heading, a table cell, ...), so that a word
+#: followed by a link's text ("Theorem <a>Theorem 13.1</a>") is seen as one phrase while
+#: two blocks ("Table" as one cell, "Table 2" as the next) are not.
+JS_TEXT_DEFECTS = """
+(words) => {
+  const SKIP_TAGS = new Set(["PRE", "CODE", "KBD", "SAMP", "SCRIPT", "STYLE", "TEXTAREA",
+                             "NOSCRIPT", "TEMPLATE", "MJX-CONTAINER"]);
+  const SKIP_CLASSES = ["cell_input", "highlight", "math"];
+  const BLOCKS = new Set(["P", "LI", "DT", "DD", "TD", "TH", "CAPTION", "FIGCAPTION", "SUMMARY",
+    "H1", "H2", "H3", "H4", "H5", "H6", "BLOCKQUOTE", "DIV", "SECTION", "ARTICLE", "ASIDE",
+    "NAV", "HEADER", "FOOTER", "MAIN", "UL", "OL", "DL", "TABLE", "TR", "FIGURE", "DETAILS",
+    "BODY", "LABEL", "BUTTON", "OPTION", "SELECT", "FORM", "TITLE"]);
+  const skipped = (el) => {
+    for (; el; el = el.parentElement) {
+      if (SKIP_TAGS.has(el.tagName)) return true;
+      if (el.classList && SKIP_CLASSES.some(c => el.classList.contains(c))) return true;
+    }
+    return false;
+  };
+  const blockOf = (el) => {
+    while (el && !BLOCKS.has(el.tagName)) el = el.parentElement;
+    return el;
+  };
+  const clip = (s, i, n) => s.slice(Math.max(0, i - 40), i + n + 40).replace(/\\s+/g, " ").trim();
+  const TEX = /\\\\[A-Za-z]+|\\$/;
+  const esc = words.map(w => w.replace(/[.]/g, "\\\\.")).join("|");
+  const DOUBLED = new RegExp(`(?<![\\\\w.])(${esc})[\\\\s\\u00a0]+\\\\1(?![\\\\w])`, "gi");
+
+  const tex = [], doubled = [];
+  let texCount = 0, doubledCount = 0;
+  const runs = [];  // [block, text] in document order
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.nodeValue;
+    if (!text || !text.trim()) continue;
+    const parent = node.parentElement;
+    if (!parent || skipped(parent)) continue;
+    const m = TEX.exec(text);
+    if (m) {
+      texCount += 1;
+      if (tex.length < 8) tex.push(clip(text, m.index, m[0].length));
+    }
+    const block = blockOf(parent);
+    if (runs.length && runs[runs.length - 1][0] === block) runs[runs.length - 1][1] += text;
+    else runs.push([block, text]);
+  }
+  for (const [, text] of runs) {
+    for (const m of text.matchAll(DOUBLED)) {
+      doubledCount += 1;
+      if (doubled.length < 8) doubled.push(clip(text, m.index, m[0].length));
+    }
+  }
+  return {tex, texCount, doubled, doubledCount};
+}
+"""
+
+#: Length of the page at the current window: document height, the visible code-cell
+#: inputs (a folded cell takes no height), the longest of them in lines, the figures.
+JS_PAGE_METRICS = """
+() => {
+  const docHeight = document.documentElement.scrollHeight;
+  let code = 0, cells = 0, longest = 0, longestText = "";
+  for (const cell of document.querySelectorAll("div.cell_input")) {
+    const r = cell.getBoundingClientRect();
+    if (r.height <= 0 || !cell.getClientRects().length) continue;
+    // inside a closed <details> (a hide-input cell) the input keeps its layout box but is
+    // not drawn: it is folded away
+    if (cell.closest("details:not([open])")) continue;
+    // a collapsed dropdown (a gated solution) hides its cells with visibility: hidden
+    if (getComputedStyle(cell).visibility === "hidden") continue;
+    if (cell.checkVisibility && !cell.checkVisibility({visibilityProperty: true, opacityProperty: true})) continue;
+    cells += 1;
+    code += r.height;
+    const pre = cell.querySelector("pre");
+    const lines = pre ? pre.textContent.replace(/\\n+$/, "").split("\\n").length : 0;
+    if (lines > longest) {
+      longest = lines;
+      longestText = (pre.textContent || "").trim().split("\\n")[0].slice(0, 60);
+    }
+  }
+  const root = document.querySelector("article") || document.querySelector("main") || document.body;
+  let figures = root.querySelectorAll("figure").length;
+  for (const img of root.querySelectorAll("div.cell_output img, div.output img")) {
+    if (!img.closest("figure")) figures += 1;
+  }
+  return {docHeight, code: Math.round(code), cells, longest, longestText, figures};
+}
+"""
+
+#: At the narrow width: display equations whose drawn content is wider than their box,
+#: and whether each shows a cue that it scrolls. Waits for the book's fitting script
+#: (``window.bookMathFit``, a promise) when the page has it.
+JS_MATH_NARROW = """
+async (timeoutMs) => {
+  if (window.bookMathFit && window.bookMathFit.then) {
+    await Promise.race([window.bookMathFit, new Promise(r => setTimeout(r, timeoutMs))]);
+  }
+  const painted = (el, pseudo) => {
+    const c = getComputedStyle(el, pseudo).content;
+    return c && c !== "none" && c !== "normal" && c !== '""';
+  };
+  const scrolls = (el) => ["auto", "scroll"].includes(getComputedStyle(el).overflowX);
+  const out = [];
+  for (const eq of document.querySelectorAll('mjx-container[display="true"]')) {
+    if (eq.parentElement.closest("mjx-container, nav") || !eq.getClientRects().length) continue;
+    const math = eq.querySelector(":scope > mjx-math");
+    if (!math) continue;
+    const by = math.getBoundingClientRect().width - eq.clientWidth;
+    if (by <= 3) continue;
+    const box = eq.parentElement;
+    const cs = getComputedStyle(eq);
+    const cue = (cs.backgroundImage !== "none" || cs.boxShadow !== "none" ||
+                 painted(eq, "::after") || painted(box, "::after") || painted(box, "::before"));
+    const scrollable = scrolls(eq) || scrolls(box);
+    out.push({tex: (eq.querySelector("mjx-assistive-mml") || eq).textContent.replace(/\\s+/g, " ")
+                     .trim().slice(0, 60), by: Math.round(by), cue, scrollable});
+  }
+  return out;
+}
+"""
+
 
 # ------------------------------------------------------------------------- checking
 
@@ -448,6 +624,17 @@ def _inspect_page(page, result, fail, is_local, links, raw, url, rel, args, shot
         fail("raw-tex", f"math element not typeset: {snippet!r}")
     for err in state["errors"]:
         fail("math-error", f"MathJax error: {err}")
+    text = page.evaluate(JS_TEXT_DEFECTS, list(REFERENCE_WORDS))
+    for snippet in text["tex"]:
+        fail("tex-text", f"TeX outside typeset math: {snippet!r}")
+    if text["texCount"] > len(text["tex"]):
+        fail("tex-text", f"... {text['texCount'] - len(text['tex'])} more text nodes with TeX")
+    for snippet in text["doubled"]:
+        fail("doubled-word", f"doubled reference word: {snippet!r}")
+    if text["doubledCount"] > len(text["doubled"]):
+        fail("doubled-word", f"... {text['doubledCount'] - len(text['doubled'])} more doubled words")
+    result["tex_in_text"] = text["texCount"]
+    result["doubled_words"] = text["doubledCount"]
 
     # (c) images
     images = page.evaluate(JS_IMAGES, args.timeout * 1000)
@@ -455,6 +642,18 @@ def _inspect_page(page, result, fail, is_local, links, raw, url, rel, args, shot
     for img in images:
         if not img["complete"] or (img["naturalWidth"] == 0 and not img["decoded"]):
             fail("image", f"image did not load: {img['src'] or img['url'] or '<no src>'}")
+
+    # (c') length at this window, images loaded and math typeset (judged in apply_budget)
+    m = page.evaluate(JS_PAGE_METRICS)
+    height = m["docHeight"] or 1
+    result["metrics"] = {
+        "screens": round(height / args.height, 2),
+        "code_fraction": round(m["code"] / height, 3),
+        "longest_code_cell": m["longest"],
+        "longest_code_cell_starts": m["longestText"],
+        "visible_code_cells": m["cells"],
+        "figures": m["figures"],
+    }
 
     # (d) links and anchors
     anchors_here: dict[str, bool] = {}
@@ -549,6 +748,18 @@ def check_narrow(context, server, rel, args, result) -> None:
             lambda kind, detail: failures.append({"kind": kind, "detail": detail}),
             narrow=True,
         )
+        shown = page.evaluate(JS_MATH_NARROW, args.mathjax_timeout * 1000)
+        clipped = [eq for eq in shown if not (eq["cue"] and eq["scrollable"])]
+        result["math_clipped_narrow"] = len(clipped)
+        for eq in clipped[:5]:
+            why = "no scroll cue" if eq["scrollable"] else "cut off, it does not scroll"
+            failures.append(
+                {
+                    "kind": "math-clipped",
+                    "detail": f"display equation {eq['by']}px wider than its box at "
+                    f"{args.narrow_width} px, not scaled to fit, {why}: {eq['tex']!r}",
+                }
+            )
     except Exception as exc:  # noqa: BLE001 - report, do not hide the other pages
         result["failures"].append({"kind": "internal", "detail": f"narrow pass: {exc}".splitlines()[0][:300]})
     finally:
@@ -690,6 +901,158 @@ def check_page(context, server, links, site, rel, args, shots_dir):
     return result
 
 
+def page_kinds(toc: Path) -> dict[str, dict]:
+    """The notebooks of the table of contents ``toc``, by the address of their page
+    (``notebooks/<stem>.html``): stem, chapter, number, kind (teaching, reproduction,
+    appendix) and budget status. A teaching page is held to the length budget once its
+    chapter has a reproduction page ("enforced"); before that it is "pending"."""
+    if not toc.is_file():
+        return {}
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import layout
+
+    pages = layout.pages(toc.resolve())
+    split = {p.chapter for p in pages if p.kind == "reproduction"}
+    out = {}
+    for p in pages:
+        if p.kind == "teaching":
+            status = "enforced" if p.chapter in split else "pending"
+        else:
+            status = p.kind
+        out[f"notebooks/{p.stem}.html"] = {
+            "stem": p.stem,
+            "chapter": p.chapter,
+            "number": p.number,
+            "kind": p.kind,
+            "status": status,
+        }
+    return out
+
+
+def budget_problems(m: dict) -> list[tuple[str, str]]:
+    """How a page's measurements break the teaching-page budget: (kind, detail) pairs."""
+    out = []
+    if m["screens"] > MAX_SCREENS:
+        out.append(("page-length", f"{m['screens']:.1f} screens at 1280 px, budget {MAX_SCREENS}"))
+    if m["code_fraction"] > MAX_CODE_SHARE:
+        out.append(("code-share", f"visible code is {m['code_fraction']:.0%} of the page, budget {MAX_CODE_SHARE:.0%}"))
+    if m["longest_code_cell"] > MAX_CELL_LINES:
+        out.append(
+            (
+                "code-cell",
+                f"a visible code cell of {m['longest_code_cell']} lines, budget {MAX_CELL_LINES} "
+                f"({m['longest_code_cell_starts']!r})",
+            )
+        )
+    return out
+
+
+def apply_budget(results: list[dict], kinds: dict[str, dict]) -> list[dict]:
+    """Hold the teaching pages of ``kinds`` to the length budget: a failure on each
+    enforced page over budget; the site's failures (the median) are returned."""
+    enforced = []
+    for res in results:
+        info = kinds.get(res["page"])
+        m = res.get("metrics")
+        if info is None or m is None:
+            continue
+        m.update(info)
+        problems = budget_problems(m)
+        if info["status"] == "enforced":
+            enforced.append(m["screens"])
+            m["budget"] = "over budget" if problems else "within budget"
+            for kind, detail in problems:
+                res["failures"].append({"kind": kind, "detail": detail})
+                print(f"FAIL {res['page']}  [{kind}] {detail}", flush=True)
+            res["ok"] = not res["failures"]
+        elif info["status"] == "pending":
+            m["budget"] = "pending"
+            m["over_budget_when_split"] = [d for _, d in problems]
+    site = []
+    pending = [res for res in results if kinds.get(res["page"], {}).get("status") == "pending"]
+    # the median is a property of the whole book: it is held to its budget once every chapter
+    # has its teaching page (until then the summary prints it beside the pending pages)
+    if enforced and not pending:
+        median = statistics.median(enforced)
+        if median > MAX_MEDIAN_SCREENS:
+            site.append(
+                {
+                    "kind": "median-length",
+                    "detail": f"the median teaching page is {median:.1f} screens at 1280 px "
+                    f"({len(enforced)} enforced pages), budget {MAX_MEDIAN_SCREENS}",
+                }
+            )
+    return site
+
+
+def length_summary(results: list[dict]) -> list[str]:
+    """Lines for the terminal: the teaching pages' lengths, enforced and pending."""
+    rows = [r["metrics"] for r in results if (r.get("metrics") or {}).get("kind") == "teaching"]
+    if not rows:
+        return []
+    lines = []
+    for status in ("enforced", "pending"):
+        some = [m for m in rows if m["status"] == status]
+        if not some:
+            continue
+        median = statistics.median(m["screens"] for m in some)
+        lines.append(
+            f"teaching pages {status}: {len(some)}, median {median:.1f} screens at 1280 px "
+            f"(budget: each <= {MAX_SCREENS}, median of the enforced <= {MAX_MEDIAN_SCREENS})"
+        )
+    for m in rows:
+        if m["status"] == "pending":
+            over = "; ".join(m["over_budget_when_split"]) or "within budget"
+            lines.append(
+                f"PENDING notebooks/{m['stem']}.html  {m['screens']:.1f} screens, code {m['code_fraction']:.0%}, "
+                f"longest cell {m['longest_code_cell']} lines ({over})"
+            )
+    return lines
+
+
+def metrics_record(results: list[dict], kinds: dict[str, dict], args) -> dict:
+    """The measurements of every chapter, appendix and reproduction page that was checked,
+    in the order of the table of contents (written by ``--record-metrics``)."""
+    by_page = {r["page"]: r for r in results}
+    pages = []
+    for rel, info in kinds.items():
+        m = (by_page.get(rel) or {}).get("metrics")
+        if m is None:
+            continue
+        pages.append(
+            {
+                **info,
+                "screens": m["screens"],
+                "code_fraction": m["code_fraction"],
+                "longest_code_cell": m["longest_code_cell"],
+                "figures": m["figures"],
+                "budget": m.get("budget", ""),
+            }
+        )
+
+    def median(status: str | None, kind: str = "teaching"):
+        vals = [p["screens"] for p in pages if p["kind"] == kind and status in (None, p["status"])]
+        return round(statistics.median(vals), 2) if vals else None
+
+    return {
+        "measured": datetime.date.today().isoformat(),
+        "window": {"width": args.width, "height": args.height},
+        "budget": {
+            "screens": MAX_SCREENS,
+            "median_screens": MAX_MEDIAN_SCREENS,
+            "code_fraction": MAX_CODE_SHARE,
+            "code_cell_lines": MAX_CELL_LINES,
+        },
+        "median_screens": {
+            "enforced": median("enforced"),
+            "pending": median("pending"),
+            "teaching": median(None),
+            "reproduction": median(None, "reproduction"),
+        },
+        "pages": pages,
+    }
+
+
 def summarize_failures(failures: list[dict], per_kind: int = 3) -> str:
     """One-line summary, at most ``per_kind`` details per kind (the report has all)."""
     shown: dict[str, int] = {}
@@ -793,6 +1156,20 @@ def main(argv: list[str] | None = None) -> int:
         "a link or request that leaves it fails the page",
     )
     ap.add_argument("--jobs", type=int, default=1, help="check the pages in this many browsers at once")
+    ap.add_argument(
+        "--toc",
+        type=Path,
+        default=ROOT / "_toc.yml",
+        help="the book's table of contents: which notebook is a teaching, reproduction or appendix page",
+    )
+    ap.add_argument(
+        "--record-metrics",
+        type=Path,
+        default=None,
+        metavar="JSON",
+        help="write each chapter, appendix and reproduction page's length measurements here "
+        "(e.g. book/page_metrics.json)",
+    )
     ap.add_argument("--width", type=int, default=1280)
     ap.add_argument("--height", type=int, default=900)
     ap.add_argument(
@@ -847,6 +1224,17 @@ def main(argv: list[str] | None = None) -> int:
         by_page = {r["page"]: r for part in parts for r in part}
         results = [by_page[rel] for rel in pages]
 
+    kinds = page_kinds(args.toc)
+    site_failures = apply_budget(results, kinds)
+    for line in length_summary(results):
+        print(line)
+    for f in site_failures:
+        print(f"FAIL site  [{f['kind']}] {f['detail']}")
+    if args.record_metrics is not None:
+        args.record_metrics.parent.mkdir(parents=True, exist_ok=True)
+        record = metrics_record(results, kinds, args)
+        args.record_metrics.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        print(f"page measurements of {len(record['pages'])} notebooks written to {args.record_metrics}")
     failed = [r for r in results if not r["ok"]]
     elapsed = round(time.monotonic() - started, 1)
     report = {
@@ -854,6 +1242,7 @@ def main(argv: list[str] | None = None) -> int:
         "chromium": chromium,
         "pages_checked": len(results),
         "pages_failed": len(failed),
+        "site_failures": site_failures,
         "seconds": elapsed,
         "pages": results,
     }
@@ -867,7 +1256,7 @@ def main(argv: list[str] | None = None) -> int:
             f"warning: {boxes} boxes wider than their column at {args.width} px "
             f"on {len(crowded)} pages (see the report)"
         )
-    return 1 if failed else 0
+    return 1 if failed or site_failures else 0
 
 
 if __name__ == "__main__":

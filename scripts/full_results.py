@@ -133,8 +133,18 @@ def check(stems: list[str]) -> list[str]:
         for fig in record.get("figures", []):
             if not (DATA_DIR / fig["file"]).is_file():
                 problems.append(f"{stem}: missing figure {fig['file']}")
-        if record.get("status") == "ok" and not record.get("claims") and stem != "16_deployment":
-            problems.append(f"{stem}: completed but recorded no claim")
+    # every chapter with claims records them at the papers' scale, on its teaching page or on
+    # its reproduction page (a teaching page may hold none)
+    for chapter in sorted({layout.by_stem(s).chapter for s in stems if s in {p.stem for p in layout.pages()}}):
+        records = [DATA_DIR / f"{p.stem}.json" for p in layout.chapter_pages(chapter)]
+        loaded = [json.loads(r.read_text()) for r in records if r.is_file()]
+        if (
+            loaded
+            and all(r.get("status") == "ok" for r in loaded)
+            and not any(r.get("claims") for r in loaded)
+            and chapter != "16_deployment"
+        ):
+            problems.append(f"{chapter}: completed but recorded no claim")
     return problems
 
 

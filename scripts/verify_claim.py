@@ -30,6 +30,9 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import layout  # noqa: E402
+
 NB_DIR = ROOT / "notebooks"
 CLAIMS_DIR = ROOT / "book" / "claims"
 
@@ -71,8 +74,17 @@ def verify(claim_id: str) -> int:
     except KeyError:
         print(f"unknown claim id {claim_id!r}; the ids are listed in book/claims/*.yml", file=sys.stderr)
         return 2
-    nb = jupytext.read(NB_DIR / f"{chapter}.md")
-    idx = claim_cell_index(nb, claim_id)
+    # the claim cell sits on the chapter's teaching page or on its reproduction page
+    for page in layout.chapter_pages(chapter):
+        nb = jupytext.read(page.md)
+        try:
+            idx = claim_cell_index(nb, claim_id)
+        except LookupError:
+            continue
+        chapter = page.stem
+        break
+    else:
+        idx = claim_cell_index(jupytext.read(NB_DIR / f"{chapter}.md"), claim_id)
     nb.cells = nb.cells[: idx + 1]
     scale = os.environ.get("FEDFREQ_SCALE", "default")
     print(f"{claim_id} ({entry.get('source', '')})")

@@ -8,6 +8,9 @@ every entry, one table per source; ``{errata}`` renders the entries that carry a
 the stored outputs were produced. ``{full-scale-results}`` renders the last run at the
 papers' scale from ``book/full_scale/<chapter>.json`` (written by
 ``scripts/full_results.py``) beside the verdicts stored in the chapters' notebooks.
+``{page-metrics}`` renders ``book/page_metrics.json``, the length of every chapter, appendix
+and reproduction page as measured in the browser (``scripts/browser_check.py
+--record-metrics``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import layout  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 LEDGER_DIR = ROOT / "book" / "claims"
 TIMES = ROOT / "notebooks" / "execution_times.json"
+PAGE_METRICS = ROOT / "book" / "page_metrics.json"
 
 SOURCES = {
     "F": "Background results from the literature the papers build on",
@@ -397,6 +401,81 @@ class ExecutionStats(_TableDirective):
         return self._parse(out)
 
 
+def _page_label(rec: dict) -> str:
+    """How the table of page lengths names a page: "Chapter 9", "Chapter 9, reproduction"."""
+    if rec["kind"] == "appendix":
+        return f"Appendix {rec['number']}"
+    return f"Chapter {rec['number']}" + (", reproduction" if rec["kind"] == "reproduction" else "")
+
+
+def _page_status(rec: dict) -> str:
+    if rec["kind"] != "teaching":
+        return "no budget"
+    if rec["status"] == "pending":
+        return "pending: not yet split"
+    return rec.get("budget") or "within budget"
+
+
+class PageMetrics(_TableDirective):
+    """The length of every chapter, appendix and reproduction page in the browser, against
+    the teaching page's budget, as a numbered table with the medians."""
+
+    def run(self):
+        self.env.note_dependency(str(PAGE_METRICS))
+        if not PAGE_METRICS.is_file():
+            return self._parse(
+                [
+                    "No measurement recorded yet: build the site, then run "
+                    "`scripts/browser_check.py _build/html --record-metrics book/page_metrics.json`."
+                ]
+            )
+        data = json.loads(PAGE_METRICS.read_text(encoding="utf-8"))
+        budget, window = data["budget"], data["window"]
+        out = [
+            f"```{{list-table}} Length of each notebook page in a {window['width']} x {window['height']} "
+            "pixel window: screens (document height / window height), the share of the page taken by "
+            "visible code-cell inputs (folded cells excluded), the longest visible code cell and the number "
+            "of figures. Teaching pages are held to the budget once their chapter has a reproduction page; "
+            "before that they are pending.",
+            ":header-rows: 1",
+            ":name: tab-page-metrics",
+            "",
+            "* - Page",
+            "  - Kind",
+            "  - Screens",
+            "  - Visible code",
+            "  - Longest code cell (lines)",
+            "  - Figures",
+            "  - Budget",
+        ]
+        for rec in data["pages"]:
+            out += [
+                f"* - {{doc}}`{_page_label(rec)} </notebooks/{rec['stem']}>`",
+                f"  - {rec['kind']}",
+                f"  - {rec['screens']:.1f}",
+                f"  - {rec['code_fraction']:.0%}",
+                f"  - {rec['longest_code_cell']}",
+                f"  - {rec['figures']}",
+                f"  - {_page_status(rec)}",
+            ]
+        out += ["```", ""]
+        med = data["median_screens"]
+
+        def fmt(x):
+            return "none yet" if x is None else f"{x:.1f} screens"
+
+        out += [
+            f"Measured on {data['measured']} by `scripts/browser_check.py --record-metrics` on the built "
+            f"site. The budget of a teaching page: at most {budget['screens']} screens, visible code at "
+            f"most {budget['code_fraction']:.0%} of the page, no visible code cell longer than "
+            f"{budget['code_cell_lines']} lines, and a median of at most {budget['median_screens']} screens "
+            "over the teaching pages held to it. Medians: teaching pages held to the budget, "
+            f"{fmt(med['enforced'])}; chapters not yet split, {fmt(med['pending'])}; all teaching pages, "
+            f"{fmt(med['teaching'])}; reproduction pages, {fmt(med['reproduction'])}.",
+        ]
+        return self._parse(out)
+
+
 class FullScaleResults(_TableDirective):
     """The last run at the papers' scale: per chapter its status, time and memory, every
     claim's verdict and evidence beside those at the book's scale, its printed tables and
@@ -562,6 +641,7 @@ def setup(app):
     app.add_role("verdict", verdict_role)
     app.connect("config-inited", _add_static_path)
     app.add_css_file("book.css")  # every page: outputs, inline code and equations fit their column
+    app.add_js_file("mathfit.js")  # every page: a display equation too wide is scaled or scrolls
     app.connect("html-page-context", _ledger_assets)
     app.connect("env-get-outdated", _always_reread)
     app.add_directive("claims-ledger", ClaimsLedger)
@@ -569,4 +649,5 @@ def setup(app):
     app.add_directive("claims-coverage", ClaimsCoverage)
     app.add_directive("execution-stats", ExecutionStats)
     app.add_directive("full-scale-results", FullScaleResults)
+    app.add_directive("page-metrics", PageMetrics)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}
