@@ -26,6 +26,7 @@ import re
 import sys
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -275,7 +276,7 @@ def drifted(stem: str, raw: bool = False) -> list:
     (those of UNRECONCILED left out), or with ``raw`` as (claim id, field, number), all of them."""
     cells, glue, code = chapter_outputs(stem)
     full = full_scale_values(stem)
-    bad = []
+    bad: list[Any] = []
     for s, cid, field, number in ledger_numbers():
         if s != stem or (cid, number) in ALLOWED:
             continue
