@@ -70,6 +70,7 @@ __all__ = [
     "c_alpha",
     "delta_simple",
     "delta_theorem",
+    "kl_bernoulli",
     "delta_exact",
     "delta_exact_profile",
     "delta_exact_replace",
@@ -379,10 +380,41 @@ def delta_simple(alpha, tau):
     return np.exp(-c_alpha(a) * t)
 
 
-def _kl_bernoulli(q, p):
-    q = np.asarray(q, dtype=float)
-    p = np.asarray(p, dtype=float)
-    return special.xlogy(q, q / p) + special.xlogy(1.0 - q, (1.0 - q) / (1.0 - p))
+def kl_bernoulli(q, p):
+    r"""Kullback–Leibler divergence :math:`D(q\,\|\,p)` of Bernoulli(q) from Bernoulli(p), in nats.
+
+    :math:`D(q\,\|\,p) = q\log\frac qp + (1-q)\log\frac{1-q}{1-p}`, with
+    :math:`0\log 0 = 0`. It is the exponent of the Chernoff bound
+    :math:`\Pr[\mathrm{Bin}(k, p) \ge kq] \le e^{-k D(q\|p)}` for :math:`q \ge p`,
+    which is how it enters Theorem 1 of Bharadwaj & Cormode 2022 (:func:`delta_theorem`).
+
+    Parameters
+    ----------
+    q : float or array_like
+        :math:`q \in [0, 1]`.
+    p : float or array_like
+        :math:`p \in (0, 1)`; broadcast against ``q``.
+
+    Returns
+    -------
+    float or ndarray
+
+    Examples
+    --------
+    >>> round(kl_bernoulli(0.5, 0.25), 6)
+    0.143841
+    >>> kl_bernoulli(0.3, 0.3)
+    0.0
+    >>> kl_bernoulli(0.5, 1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: p entries must lie in (0, 1); got max np.float64(1.0)
+    """
+    scalar = np.ndim(q) == 0 and np.ndim(p) == 0
+    qq = check_array("q", q, low=0.0, high=1.0)
+    pp = check_array("p", p, low=0.0, high=1.0, low_open=True, high_open=True)
+    out = special.xlogy(qq, qq / pp) + special.xlogy(1.0 - qq, (1.0 - qq) / (1.0 - pp))
+    return float(out) if scalar else out
 
 
 def delta_theorem(sampling_rate, epsilon, tau):

@@ -46,6 +46,8 @@ DATA = ROOT / "book" / "course.yml"
 TOC = ROOT / "_toc.yml"
 PAGE = ROOT / "book" / "course_guide.md"
 NB_DIR = ROOT / "notebooks"
+#: File suffix of a chapter's companion reproduction page.
+REPRODUCTION = "_reproduction"
 IMAGES = ROOT / "book" / "images"
 SVG = IMAGES / "course_graph.svg"
 PNG = IMAGES / "course_graph.png"
@@ -593,9 +595,13 @@ def render_syllabi(chapters: list[Chapter], data: dict | None = None) -> str:
         for w in syl.weeks:
             reading = []
             for name, sections in w.reading:
-                ch = by_name[name]
+                # a chapter, or its companion reproduction page
+                ch = by_name[name.removesuffix(REPRODUCTION)]
                 label = f"Ch. {ch.number}" if ch.number.isdigit() else f"Appendix {ch.number}"
-                item = f"{{doc}}`{label} <{ch.doc}>`"
+                doc = ch.doc
+                if name != ch.name:
+                    label, doc = f"{label}, reproduction", f"{ch.doc}{REPRODUCTION}"
+                item = f"{{doc}}`{label} <{doc}>`"
                 if sections:
                     item += ": " + ", ".join(f"*{s}*" for s in sections)
                 reading.append(item)

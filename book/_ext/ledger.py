@@ -118,8 +118,10 @@ def cell_label(claim_id: str) -> str:
 
 
 ERRATUM_KINDS = {"typo": "typo", "ambiguity": "ambiguity", "error": "error"}
+_KIND_ARTICLE = {"typo": "a typo", "ambiguity": "an ambiguity", "error": "an error"}
 # The reason a non-verified verdict carries (see fedfreq.claims), as the ledger names it.
 REASON_NAMES = {
+    "stated_setup": "The paper's stated setup",
     "reading": "Reading",
     "scale_note": "Scale",
     "stand_in": "Stand-in data",
@@ -332,12 +334,15 @@ class Errata(_TableDirective):
             out += [f"## {title}", ""]
             for c in rows:
                 e = c["erratum"]
+                reason = e.get("kind_reason")
+                why = [f"- **Why {_KIND_ARTICLE[e['kind']]}.** {_cell(reason)}"] if reason else []
                 out += [
                     f"({e['label']})=",
                     f"### {e['title']} ({ERRATUM_KINDS[e['kind']]})",
                     "",
                     f"- **Paper.** {_cell(e['paper'])}",
                     f"- **Correction.** {_cell(e['correction'])}",
+                    *why,
                     f"- **Evidence.** {_cell(e['evidence'])} Claim `{c['id']}`, checked in "
                     f"{{doc}}`/{c['chapter']}` on every build.",
                     "",

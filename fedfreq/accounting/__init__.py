@@ -44,7 +44,8 @@ The submodules, one idea each:
 * ``fedfreq.accounting.divergences``: exact Rényi and hockey-stick divergences;
 * ``fedfreq.accounting.gaussian``: the analytic Gaussian mechanism;
 * ``fedfreq.accounting.cpbm_accountant``: the cPBM accountant (Lemma 2);
-* ``fedfreq.accounting.discrete``: discrete Laplace and Gaussian.
+* ``fedfreq.accounting.discrete``: discrete Laplace and Gaussian;
+* ``fedfreq.accounting.sampling``: amplification of pure DP by Poisson sampling.
 
 Every public name is importable from ``fedfreq.accounting`` itself.
 """
@@ -82,6 +83,10 @@ from .rdp import (
     rdp_to_dp,
     rdp_zcdp,
 )
+from .sampling import (
+    amplified_epsilon,
+    epsilon_before_sampling,
+)
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -103,4 +108,6 @@ __all__ = [
     "cpbm_lemma2_paper_forms",
     "cpbm_rdp_exact",
     "poisson_binomial_logpmf",
+    "amplified_epsilon",
+    "epsilon_before_sampling",
 ]

@@ -15,7 +15,8 @@ use lives here:
   (:func:`laplace_expected_loss`, :func:`gaussian_expected_loss`), the convex
   surrogate :math:`G(C)` (:func:`threshold_objective`), the thresholds of
   Lemma 4.2 and Theorem 4.3 (:func:`laplace_threshold`,
-  :func:`gaussian_threshold`), and their private versions
+  :func:`gaussian_threshold`), a search for the least loss to check them against
+  (:func:`min_loss`), and their private versions
   (:func:`private_threshold_sgd` for Corollary 4.4, :func:`output_perturbation_threshold`
   for Algorithm 2 / Corollary 4.5);
 * unbounded domains: Algorithm 3 (:func:`unbounded_histogram`), its threshold
@@ -71,6 +72,7 @@ from .bounded import (
     laplace_surrogate,
     laplace_threshold,
     lemma41_sigma,
+    min_loss,
     regularized_threshold,
     threshold_objective,
 )
@@ -120,6 +122,7 @@ __all__ = [
     "laplace_threshold",
     "gaussian_threshold",
     "regularized_threshold",
+    "min_loss",
     "output_perturbation_threshold",
     "private_threshold_sgd",
     "norm_quantile",
