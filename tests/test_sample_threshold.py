@@ -124,14 +124,14 @@ def test_profile_and_argmax():
 
 def _old_log_tail_certificate(p, eps, tau, k):
     q = 1.0 - math.exp(-eps) * (1.0 - p)
-    b1 = -k * float(st._kl_bernoulli(q, p))
+    b1 = -k * float(st.kl_bernoulli(q, p))
     r = math.exp(eps) * (1.0 - p)
     if r >= 1.0:
         return b1
     a = max(tau - 1.0, k * (1.0 - r)) / (k - 1.0)
     if a >= p:
         return 0.0
-    b2 = -(k - 1.0) * float(st._kl_bernoulli(a, p))
+    b2 = -(k - 1.0) * float(st.kl_bernoulli(a, p))
     return float(np.logaddexp(b1, b2))
 
 

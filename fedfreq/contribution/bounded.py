@@ -11,7 +11,7 @@ import numpy as np
 from scipy import optimize, special
 
 from .._rng import as_generator
-from .._validation import check_array, check_choice, check_int, check_real, check_scale
+from .._validation import call_checked, check_array, check_choice, check_int, check_real, check_scale
 from ..accounting import gaussian_sigma
 from ..cpbm import clip_l2  # ℓ2 clipping of rows lives in cpbm (the OcPBM paper); reused here, not re-exported
 from ..deploy import release_values
@@ -312,12 +312,23 @@ def min_loss(loss, upper: float, *, points: int = 2000) -> float:
     upper = check_real("upper", upper, low=0.0, low_open=True)
     points = check_int("points", points, low=3)
     grid = np.linspace(upper / points, upper, points)
-    vals = np.asarray(loss(grid), dtype=float)
+    bad = f"loss must return finite losses, one per threshold, on the grid of (0, upper = {upper!r}]"
+    try:
+        vals = np.asarray(call_checked("loss", loss, grid), dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{bad}: {exc}") from exc
     if vals.shape != grid.shape or not np.all(np.isfinite(vals)):
-        raise ValueError("loss must map an array of thresholds to finite losses of the same shape")
+        raise ValueError(bad)
+
+    def at(c: float) -> float:
+        value = float(call_checked("loss", loss, c))
+        if not math.isfinite(value):
+            raise ValueError(bad)
+        return value
+
     k = int(np.argmin(vals))
     lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]
-    res = optimize.minimize_scalar(lambda c: float(loss(c)), bounds=(lo, hi), method="bounded", options={"xatol": 1e-9})
+    res = optimize.minimize_scalar(at, bounds=(lo, hi), method="bounded", options={"xatol": 1e-9})
     if not res.success:  # pragma: no cover - bounded Brent converges on any finite interval
         raise RuntimeError("the bounded refinement did not converge")
     return min(float(vals[k]), float(res.fun))
