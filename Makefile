@@ -149,14 +149,14 @@ test-mutations: venv
 ## Unit, statistical and property tests; the doctests of every module run against the installed
 ## wheel (tests/test_install.py).
 test-unit: venv
-	$(PY) -m pytest tests -q -n 2
+	$(PY) -m pytest tests -q -n 2 --durations=15
 
 NBVAL := -m pytest -q -n 2 --dist loadfile --nbval notebooks --nbval-current-env --nbval-sanitize-with $(SANITIZE) -o testpaths=notebooks
 
 ## nbval re-executes every chapter and compares its outputs with the stored ones; in the same
 ## execution, each claim's ledger mutations run just before its cell and must flip its check.
 test-nbval: venv
-	$(PY) $(NBVAL) --claim-mutations
+	$(PY) $(NBVAL) --claim-mutations --durations=10
 
 ## The same comparison in a second numeric configuration: numpy's SIMD dispatch limited to
 ## its baseline (the stored outputs must not depend on the CPU's vector extensions).
@@ -170,7 +170,7 @@ test-nbval-baseline: venv
 SUBPATH ?= /fedfreq-book/
 test-browser: chromium
 	$(PY) scripts/browser_check_selftest.py
-	$(PY) scripts/browser_check.py _build/html --jobs 2 --base-path $(SUBPATH) --screenshots _build/screenshots
+	$(PY) scripts/browser_check.py _build/html --jobs 2 --base-path $(SUBPATH) --median-record book/page_metrics.json
 
 ## What students receive, scanned for answers once it is built: the student site (HTML and search
 ## index, built by `make student`) and the handed-out side of every assignment (built here

@@ -58,14 +58,40 @@ MARK = "@@mutation@@ "
 CLAIM_CALL = re.compile(r"check_claim\(\s*[\"']([^\"']+)[\"']")
 
 # Code run in the kernel before a claim cell: runs one mutated source in a copy of the
-# namespace and prints one marked JSON line with what the mutated check said.
+# namespace and prints one marked JSON line with what the mutated check said. Only the
+# names the mutated source can reach are copied: those it names, and those named by the
+# notebook's own functions it calls (transitively); anything else it might still change is
+# caught by nbval, whose comparison of the real cells that follow fails on it.
 RUNNER = r"""
+def _reachable_names(source, g):
+    import ast, types
+    names = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+    todo = list(names)
+    while todo:
+        obj = g.get(todo.pop())
+        codes = []
+        if isinstance(obj, types.FunctionType) and obj.__module__ == "__main__":
+            codes.append(obj.__code__)
+        while codes:
+            code = codes.pop()
+            for name in code.co_names:
+                if name not in names:
+                    names.add(name)
+                    todo.append(name)
+            codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return names
+
+
 def _run_mutation(claim_id, index, source, expected):
     import copy, json, types
     from fedfreq.claims import ClaimFailed as _ClaimFailed
     g = globals()
     atomic = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
-    keys = [k for k, v in g.items() if not k.startswith("_") and k not in ("In", "Out") and not isinstance(v, atomic)]
+    reach = _reachable_names(source, g)
+    keys = [
+        k for k, v in g.items()
+        if k in reach and not k.startswith("_") and k not in ("In", "Out") and not isinstance(v, atomic)
+    ]
     try:  # one deep copy, so that objects shared between names stay shared
         saved = copy.deepcopy({k: g[k] for k in keys})
     except Exception:

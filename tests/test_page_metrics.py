@@ -45,6 +45,59 @@ def test_budget_labels_follow_the_numbers():
         assert RECORD["median_screens"]["enforced"] == round(statistics.median(enforced), 2)
 
 
+def test_the_median_ceiling_is_a_ratchet(tmp_path):
+    """While the median teaching page is over its budget, the recorded ceiling holds it: a new
+    record lowers the ceiling to the measured median, never raises it, never below the budget."""
+    budget = browser_check.MAX_MEDIAN_SCREENS
+    ceiling = RECORD.get("median_ceiling")
+    enforced = RECORD["median_screens"]["enforced"]
+    if ceiling is not None:
+        assert ceiling >= budget
+        assert enforced is None or ceiling <= max(budget, enforced)
+
+    kinds = {
+        f"notebooks/0{i}_t.html": {
+            "stem": f"0{i}_t",
+            "chapter": f"0{i}_t",
+            "number": str(i),
+            "kind": "teaching",
+            "status": "enforced",
+        }
+        for i in (1, 2, 3)
+    }
+
+    def results(screens):
+        return [
+            {
+                "page": p,
+                "failures": [],
+                "ok": True,
+                "metrics": {
+                    "screens": s,
+                    "code_fraction": 0.05,
+                    "longest_code_cell": 10,
+                    "longest_code_cell_starts": "",
+                    "figures": 5,
+                },
+            }
+            for p, s in zip(kinds, screens, strict=True)
+        ]
+
+    args = browser_check.argparse.Namespace(width=1280, height=900)
+    rec = browser_check.metrics_record(results([18.0, 20.0, 22.0]), kinds, args, float("inf"))
+    assert rec["median_ceiling"] == 20.0
+    assert browser_check.metrics_record(results([18.0, 24.0, 22.0]), kinds, args, 20.0)["median_ceiling"] == 20.0
+    assert browser_check.metrics_record(results([12.0, 13.0, 22.0]), kinds, args, 20.0)["median_ceiling"] == budget
+    path = tmp_path / "metrics.json"
+    path.write_text(browser_check.json.dumps(rec), encoding="utf-8")
+    assert browser_check.median_ceiling(path) == 20.0 + browser_check.MEDIAN_SLACK
+    assert browser_check.median_ceiling(None) == budget
+    over = browser_check.apply_budget(results([18.0, 21.0, 22.0]), kinds, 20.0)
+    assert [f["kind"] for f in over] == ["median-length"]
+    assert browser_check.apply_budget(results([18.0, 19.5, 22.0]), kinds, 20.0) == []
+    assert [f["kind"] for f in browser_check.apply_budget(results([18.0, 19.5, 22.0]), kinds)] == ["median-length"]
+
+
 def test_kinds_come_from_the_table_of_contents(tmp_path):
     toc = tmp_path / "_toc.yml"
     toc.write_text(

@@ -478,6 +478,12 @@ class PageMetrics(_TableDirective):
             f"{fmt(med['enforced'])}; chapters not yet split, {fmt(med['pending'])}; all teaching pages, "
             f"{fmt(med['teaching'])}; reproduction pages, {fmt(med['reproduction'])}.",
         ]
+        if data.get("median_ceiling") is not None and data["median_ceiling"] > budget["median_screens"]:
+            out[-1] += (
+                f" The median is not yet within its budget: until it is, the browser check holds it to "
+                f"the ceiling of {data['median_ceiling']:.1f} screens last recorded, which a new record can "
+                "only lower."
+            )
         return self._parse(out)
 
 
