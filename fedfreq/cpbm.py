@@ -32,6 +32,8 @@ from ._validation import SCALE_MAX, check_array, check_int, check_ndim, check_re
 from .kashin import kashin_representation
 
 __all__ = [
+    "KASHIN_ETA",
+    "KASHIN_NU",
     "clip_l2",
     "cpbm_encode",
     "cpbm_decode",
@@ -45,6 +47,12 @@ __all__ = [
     "ocpbm_estimate",
     "cpbm_error_terms",
 ]
+
+#: Parameters (η, ν) of the Kashin representation every cPBM function uses by default
+#: (the OcPBM paper states none); :func:`fedfreq.kashin.kashin_level` gives the
+#: level K they guarantee.
+KASHIN_ETA = 0.7
+KASHIN_NU = 0.3
 
 
 def _theta(theta) -> float:
@@ -154,7 +162,16 @@ def cpbm_variance(y, *, theta: float, C: float, m: int) -> np.ndarray:
 
 
 def cpbm_user(
-    x, U, *, theta: float, C: float, m: int, eta: float = 0.7, nu: float = 0.3, iterations: int = 20, rng=None
+    x,
+    U,
+    *,
+    theta: float,
+    C: float,
+    m: int,
+    eta: float = KASHIN_ETA,
+    nu: float = KASHIN_NU,
+    iterations: int = 20,
+    rng=None,
 ) -> np.ndarray:
     r"""User protocol (the OcPBM paper, Algorithm 1): Kashin representation of x, then cPBM.
 
@@ -201,8 +218,8 @@ def cpbm_estimate(
     C: float,
     m: int,
     rng=None,
-    eta: float = 0.7,
-    nu: float = 0.3,
+    eta: float = KASHIN_ETA,
+    nu: float = KASHIN_NU,
     iterations: int = 20,
     neighbours: int | None = 1,
 ) -> np.ndarray:
@@ -325,8 +342,8 @@ def ocpbm_estimate(
     m: int,
     quantile: float | None = None,
     rng=None,
-    eta: float = 0.7,
-    nu: float = 0.3,
+    eta: float = KASHIN_ETA,
+    nu: float = KASHIN_NU,
     iterations: int = 20,
     y=None,
 ) -> tuple[np.ndarray, float]:
@@ -370,7 +387,16 @@ def ocpbm_estimate(
 
 
 def cpbm_error_terms(
-    x, U, C: float, *, theta: float, m: int, y=None, eta: float = 0.7, nu: float = 0.3, iterations: int = 20
+    x,
+    U,
+    C: float,
+    *,
+    theta: float,
+    m: int,
+    y=None,
+    eta: float = KASHIN_ETA,
+    nu: float = KASHIN_NU,
+    iterations: int = 20,
 ) -> tuple[float, float]:
     r"""Exact squared bias and variance of the cPBM estimate :math:`\hat x` of :math:`\bar x`.
 

@@ -25,7 +25,19 @@ import numpy as np
 
 from ._validation import check_real
 
-__all__ = ["GLUE_DIGITS", "PALETTE", "book_style", "glue", "round_sig", "bound_text"]
+__all__ = [
+    "GLUE_DIGITS",
+    "MIN_PHONE_TEXT_PX",
+    "PALETTE",
+    "PHONE_FIGURE_PX",
+    "FigureTextWarning",
+    "book_style",
+    "bound_text",
+    "figure_text_px",
+    "glue",
+    "glue_table",
+    "round_sig",
+]
 
 #: The colour cycle of the book's figures: the Okabe-Ito palette, which readers with
 #: any common form of colour blindness can tell apart (blue, vermillion, bluish green,
@@ -39,12 +51,129 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
 GLUE_DIGITS = 8
 
 
-def book_style(*, width: float = 6.4, height: float = 3.8) -> None:
+#: Width, in CSS pixels, at which the book's site shows a figure on a phone 390 px wide
+#: (the text column less its margins, measured in Chromium by ``scripts/browser_check.py``,
+#: which fails if an output image is shown narrower than this at 390 px).
+PHONE_FIGURE_PX = 342
+
+#: The smallest text, in CSS pixels, a figure may show at :data:`PHONE_FIGURE_PX`.
+MIN_PHONE_TEXT_PX = 10.0
+
+
+class FigureTextWarning(UserWarning):
+    """A figure's text would be smaller than :data:`MIN_PHONE_TEXT_PX` on a phone."""
+
+
+def _visible_texts(fig):
+    from matplotlib.text import Text
+
+    for artist in fig.findobj(match=Text):
+        if (
+            artist.get_visible()
+            and artist.get_text().strip()
+            and (artist.get_alpha() is None or artist.get_alpha() > 0)
+        ):
+            yield artist
+
+
+def figure_text_px(fig, width_px: float | None = None) -> tuple[float, str]:
+    """The smallest visible text of a figure, in CSS pixels when shown on a phone.
+
+    A figure image ``width_px`` pixels wide (default: the figure's width at its dpi) is
+    shown at most :data:`PHONE_FIGURE_PX` wide on a phone, so text of ``s`` points
+    appears ``s / 72 * dpi * min(1, PHONE_FIGURE_PX / width_px)`` pixels high.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    width_px : float, optional
+        Width of the stored image in pixels, in (0, 1e6].
+
+    Returns
+    -------
+    (float, str)
+        That height for the smallest text, and the text itself (``(inf, "")`` for a
+        figure without text).
+
+    Raises
+    ------
+    ValueError
+        If ``fig`` is not a figure or ``width_px`` is outside (0, 1e6].
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(figsize=(5.4, 3.3), dpi=110)
+    >>> _ = fig.text(0.5, 0.5, "tiny", fontsize=6)
+    >>> px, text = figure_text_px(fig)
+    >>> round(px, 2), text
+    (5.28, 'tiny')
+    """
+    if not hasattr(fig, "findobj") or not hasattr(fig, "bbox"):
+        raise ValueError(f"fig must be a matplotlib Figure; got {type(fig).__name__}")
+    if width_px is None:
+        width = float(fig.bbox.width)
+    else:
+        width = check_real("width_px", width_px, low=0.0, high=1e6, low_open=True)
+    scale = fig.dpi / 72.0 * min(1.0, PHONE_FIGURE_PX / width) if width > 0 else fig.dpi / 72.0
+    best = (math.inf, "")
+    for artist in _visible_texts(fig):
+        px = artist.get_fontsize() * scale
+        if px < best[0]:
+            best = (px, artist.get_text())
+    return best
+
+
+def _warn_small_text(event) -> None:
+    """``draw_event`` callback: warn once per figure and image width if text is too small.
+
+    The image width is the one a notebook stores: the figure cropped to its tight
+    bounding box plus ``savefig.pad_inches`` (the inline backend saves with
+    ``bbox_inches="tight"``), whichever of the draws ``savefig`` makes fires the event.
+    """
+    import matplotlib as mpl
+
+    fig = event.canvas.figure
+    pad = mpl.rcParams["savefig.pad_inches"]
+    pad = float(pad) if isinstance(pad, int | float) else 0.1
+    try:
+        inches = float(fig.get_tightbbox(event.renderer).width) + 2.0 * pad
+    except Exception:  # an artist that cannot report its extent: fall back to the canvas
+        inches = float(fig.get_figwidth())
+    width = round(inches * fig.dpi)
+    seen = fig.__dict__.setdefault("_fedfreq_text_checked", set())
+    if width in seen:
+        return
+    seen.add(width)
+    px, text = figure_text_px(fig, width)
+    if px < MIN_PHONE_TEXT_PX:
+        import warnings
+
+        warnings.warn(
+            f"figure text {text[:40]!r} is {px:.1f} px high on a phone (an image {inches:.1f} in wide is shown "
+            f"{PHONE_FIGURE_PX} px wide); the book needs >= {MIN_PHONE_TEXT_PX:g} px: enlarge the font or narrow "
+            "the figure",
+            FigureTextWarning,
+            stacklevel=2,
+        )
+
+
+def _connect_text_check(fig) -> None:
+    """matplotlib ``figure.hooks`` entry: check the text size of every figure pyplot makes."""
+    fig.canvas.mpl_connect("draw_event", _warn_small_text)
+
+
+def book_style(*, width: float = 5.4, height: float = 3.3) -> None:
     """Set matplotlib's defaults for the book's figures.
 
     A colour-blind-safe cycle (:data:`PALETTE`, so ``"C0"``, ``"C1"``... name its
-    colours), type large enough to read when a figure is shrunk to a phone's width, a
-    white background that stays readable in the site's dark mode, and a light grid.
+    colours), a white background that stays readable in the site's dark mode, a light
+    grid, and type that stays readable when a figure is shrunk to a phone's width: the
+    default 5.4-inch figure with 11.5-point ticks and legend shows them
+    ``11.5 / 72 * 342 / 5.4`` ≈ 10.1 px high on a phone. Every figure pyplot creates
+    afterwards is checked when drawn: text below :data:`MIN_PHONE_TEXT_PX` on a phone
+    raises a :class:`FigureTextWarning` (``tests/test_notebooks.py`` fails on a stored one).
 
     Parameters
     ----------
@@ -77,12 +206,13 @@ def book_style(*, width: float = 6.4, height: float = 3.8) -> None:
             "axes.facecolor": "white",
             "savefig.facecolor": "white",
             "axes.prop_cycle": cycler(color=list(PALETTE)),
-            "font.size": 11,
-            "axes.titlesize": 11,
-            "axes.labelsize": 11,
-            "legend.fontsize": 9.5,
-            "xtick.labelsize": 10,
-            "ytick.labelsize": 10,
+            "font.size": 12,
+            "axes.titlesize": 12,
+            "axes.labelsize": 12,
+            "legend.fontsize": 11.5,
+            "xtick.labelsize": 11.5,
+            "ytick.labelsize": 11.5,
+            "figure.hooks": ["fedfreq.display:_connect_text_check"],
             "lines.linewidth": 1.8,
             "axes.grid": True,
             "grid.alpha": 0.3,
@@ -228,6 +358,38 @@ def glue(name: str, value: Any, display: bool = False, *, digits: int = GLUE_DIG
 
 #: Mime-type prefix of a value glued without being shown (the record myst-nb reads).
 GLUE_PREFIX = "application/papermill.record/"
+
+
+def glue_table(prefix: str, rows) -> None:
+    """Glue every cell of a table for a MyST ``{table}``: row ``i``, column ``j`` as ``<prefix>_<i>_<j>``.
+
+    Each cell is glued as its ``str``, so a table's numbers are formatted by the caller
+    (e.g. ``f"{x:.3f}"``) and shown as given by ``{glue:text}`<prefix>_<i>_<j>```.
+
+    Parameters
+    ----------
+    prefix : str
+        Non-empty start of every glue key.
+    rows : sequence of sequences
+        The table's rows; strings, numbers (finite) and booleans.
+
+    Raises
+    ------
+    ValueError
+        For an empty prefix, rows that are not a sequence of sequences, or a float
+        cell that is not finite.
+    """
+    if not isinstance(prefix, str) or not prefix:
+        raise ValueError(f"prefix must be a non-empty string; got {prefix!r}")
+    if isinstance(rows, str | bytes | dict) or not hasattr(rows, "__iter__"):
+        raise ValueError(f"rows must be a sequence of rows (lists or tuples); got {type(rows).__name__}")
+    for i, row in enumerate(rows):
+        if isinstance(row, str | bytes | dict) or not hasattr(row, "__iter__"):
+            raise ValueError(f"rows[{i}] must be a list or tuple of cells; got {type(row).__name__}")
+        for j, value in enumerate(row):
+            if isinstance(value, float | np.floating) and not math.isfinite(value):
+                raise ValueError(f"rows[{i}][{j}] must be finite; got {value!r}")
+            glue(f"{prefix}_{i}_{j}", str(value))
 
 
 def _emit_glue(name: str, value: Any, display: bool) -> None:

@@ -33,6 +33,9 @@ folders are skipped) is loaded in Debian's Chromium through Playwright and check
 * display math on a phone: at the narrow width, a display equation wider than its box is
   either scaled down to fit or carries a visible scroll cue (the book's ``mathfit.js``
   does one or the other);
+* figures on a phone: at the narrow width, every image of the content is shown at least
+  ``PHONE_FIGURE_PX`` wide (or at its own width if smaller), the width at which
+  ``fedfreq.display`` checks, when a figure is drawn, that its text is at least 10 px high;
 * teaching pages keep to their length budget at the desktop width: at most
   ``MAX_SCREENS`` screens (document height / window height), visible code (the height of
   the code-cell inputs not folded away) at most ``MAX_CODE_SHARE`` of the page, no visible
@@ -753,10 +756,45 @@ def check_layout(layout: dict, fail, *, narrow: bool, warn=None) -> None:
         (warn or (lambda d: fail(kind, d)))(detail)
 
 
+#: The width at which a figure is assumed shown on a phone when ``fedfreq.display`` checks
+#: its text size (kept in step with ``fedfreq.display.PHONE_FIGURE_PX`` by a unit test).
+PHONE_FIGURE_PX = 342
+
+#: At the narrow width: content images (loaded, shown) narrower than PHONE_FIGURE_PX and
+#: than their own width, so their text is smaller than the figures' check assumed.
+JS_FIGURES_NARROW = """
+(phonePx) => {
+  const root = document.querySelector("article") || document.querySelector("main") || document.body;
+  const out = [];
+  for (const img of root.querySelectorAll("img")) {
+    if (!img.getClientRects().length || !img.naturalWidth) continue;
+    const shown = img.getBoundingClientRect().width;
+    const want = Math.min(img.naturalWidth, phonePx);
+    if (shown < want - 1) {
+      out.push({src: (img.getAttribute("src") || "").split("/").pop().slice(0, 60),
+                shown: Math.round(shown), want});
+    }
+  }
+  return out;
+}
+"""
+
+
 def _narrow_checks(page, args, result) -> None:
     """At the phone width (the page is typeset and laid out at that width): the page must
-    not scroll sideways and no display equation may hide part of itself."""
+    not scroll sideways, no display equation may hide part of itself, and no figure may be
+    shown narrower than the width its text size was checked for."""
     failures = result["failures"]
+    narrow_figures = page.evaluate(JS_FIGURES_NARROW, PHONE_FIGURE_PX)
+    result["figures_narrow"] = len(narrow_figures)
+    for img in narrow_figures[:5]:
+        failures.append(
+            {
+                "kind": "figure-narrow",
+                "detail": f"image {img['src']} shown {img['shown']} px wide at {args.narrow_width} px, "
+                f"under the {img['want']} px its text size was checked for",
+            }
+        )
     check_layout(
         page.evaluate(JS_LAYOUT, False),
         lambda kind, detail: failures.append({"kind": kind, "detail": detail}),

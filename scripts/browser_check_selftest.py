@@ -266,6 +266,16 @@ def fixture_pages() -> dict[str, tuple[str, set[str]]]:
             ),
             {"math-clipped"},
         ),
+        # a figure squeezed into a narrow box on a phone: its text is smaller than checked for
+        "narrow_figure.html": (
+            page(
+                "A figure shown too narrow",
+                '<figure><div style="width: 200px"><img src="_images/wide.png" alt="a wide solid blue '
+                'bar, the test image of a squeezed figure" style="max-width: 100%"></div><figcaption>A '
+                "wide blue bar squeezed into a narrow box.</figcaption></figure>",
+            ),
+            {"figure-narrow"},
+        ),
         "fitted_math.html": (
             page(
                 "Equations fitted to a phone",
@@ -338,6 +348,7 @@ def build_site(site: Path, mathjax: Path) -> None:
         shutil.copy(STATIC / name, site / "_static" / name)
     (site / "_images").mkdir()
     (site / "_images" / "dot.png").write_bytes(png_bytes())
+    (site / "_images" / "wide.png").write_bytes(png_bytes(800, 10))
     for rel, (html, _) in fixture_pages().items():
         path = site / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -519,7 +530,8 @@ def main() -> int:
         "CDN request, TeX error, script error, overflow at both widths (code and formulas, "
         "the latter measured as drawn), a figure without caption or alt text, a link "
         "that leaves the sub-path the site is served under, TeX left in the text, doubled "
-        "reference words, display math cut off on a phone, and teaching pages over their "
+        "reference words, display math cut off on a phone, a figure shown narrower on a "
+        "phone than its text was checked for, and teaching pages over their "
         "length budget (page, visible code, code cell, median) are all flagged; pending "
         "chapters are measured, not failed)"
     )

@@ -130,15 +130,17 @@ class _Relay(threading.Thread):
 
 
 class _PeakMemory(threading.Thread):
-    """Tracks the peak resident memory (VmHWM, Linux) of the kernel process.
+    """Tracks the peak resident memory (VmHWM, Linux) and the CPU time of the kernel process.
 
-    The kernel's own high-water mark is read once a second and after every cell, so a
-    short chapter is measured too; reading ``/proc`` costs microseconds.
+    The kernel's own high-water mark and its user + system CPU time (its own and its
+    waited-for children's) are read once a second and after every cell, so a short
+    chapter is measured too; reading ``/proc`` costs microseconds. Unlike the wall time,
+    the CPU time does not grow when other programs share the machine's cores.
     """
 
     def __init__(self, client: NotebookClient) -> None:
         super().__init__(daemon=True)
-        self.client, self.done, self.peak_kib = client, threading.Event(), 0
+        self.client, self.done, self.peak_kib, self.cpu_ticks = client, threading.Event(), 0, 0
 
     def sample(self, **_: object) -> None:
         km = getattr(self.client, "km", None)
@@ -149,7 +151,10 @@ class _PeakMemory(threading.Thread):
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmHWM:"):
                     self.peak_kib = max(self.peak_kib, int(line.split()[1]))
-        except (OSError, ValueError):
+            # fields after the command name: utime, stime, cutime, cstime are the 12th-15th
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            self.cpu_ticks = max(self.cpu_ticks, sum(int(f) for f in fields[11:15]))
+        except (OSError, ValueError, IndexError):
             pass
 
     def run(self) -> None:
@@ -258,6 +263,7 @@ def execute(md_path: Path, out_dir: Path, *, keep_going: bool = False, timeout: 
         "seconds": round(seconds, 1),
         "cells": sum(c.cell_type == "code" for c in nb.cells),
         "peak_rss_gb": round(memory.peak_kib / 2**20, 2),
+        "cpu_seconds": round(memory.cpu_ticks / os.sysconf("SC_CLK_TCK"), 1),
     }
     if keep_going:
         verdicts = [json.loads(line) for line in claim_log.read_text().splitlines() if line.strip()]
@@ -348,7 +354,13 @@ def main(argv: list[str] | None = None) -> int:
         measured[md.stem] = rec
 
     if out_dir == NB_DIR:
-        record_times({k: {"seconds": v["seconds"], "cells": v["cells"]} for k, v in measured.items()}, scale)
+        record_times(
+            {
+                k: {"seconds": v["seconds"], "cpu_seconds": v["cpu_seconds"], "cells": v["cells"]}
+                for k, v in measured.items()
+            },
+            scale,
+        )
         return 0
     write_summary(out_dir, measured, scale, time.perf_counter() - run_start)
     print(f"\n{'chapter':28} {'status':8} {'time (s)':>9} {'peak GB':>8}")

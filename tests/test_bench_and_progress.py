@@ -142,6 +142,16 @@ def test_a_chapter_over_its_time_limit_is_stopped_and_saved(execute_notebooks, t
     assert code[1].outputs[-1]["ename"] == "ChapterTimeout"
 
 
+def test_a_run_records_the_kernels_cpu_time_which_sleeping_does_not_add_to(execute_notebooks, tmp_path):
+    """The record's CPU time counts what the kernel computed (1.5 s of a busy loop here),
+    not the time it waited (2 s of sleep), so a loaded machine does not inflate it."""
+    code = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.5:\n    pass\ntime.sleep(2)"
+    busy = _tiny(tmp_path / "busy.md", code)
+    rec = execute_notebooks.execute(busy, tmp_path / "out")
+    assert rec["status"] == "ok"
+    assert 1.5 <= rec["cpu_seconds"] <= rec["seconds"] - 1.5
+
+
 def test_the_default_run_stops_at_the_first_failure_and_writes_nothing(execute_notebooks, tmp_path):
     from nbclient.exceptions import CellExecutionError
 

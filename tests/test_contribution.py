@@ -820,3 +820,15 @@ def test_the_objectives_accept_a_threshold_of_zero():
     assert ct.laplace_surrogate(l1, 0.0, d=4, epsilon=1.0) == l1.sum()
     with pytest.raises(ValueError, match="C"):
         ct.threshold_objective(l1, l2, -1.0, d=4, sigma=1.0)
+
+
+def test_unbounded_expected_error_per_item_sums_to_the_total():
+    g = np.random.default_rng(5)
+    Nb = g.integers(0, 40, size=12).astype(float)
+    h = np.stack([np.minimum(Nb, g.integers(0, 40, size=12)) for _ in range(3)])
+    kw = dict(C=4.0, epsilon=0.8, delta=1e-3)
+    per = ct.unbounded_expected_error(h, Nb, per_item=True, **kw)
+    assert per.shape == h.shape and np.all(per[:, Nb == 0] == 0) and np.all(per >= 0)
+    np.testing.assert_allclose(per.sum(axis=-1), ct.unbounded_expected_error(h, Nb, **kw), rtol=1e-12)
+    with pytest.raises(ValueError, match="per_item"):
+        ct.unbounded_expected_error(h, Nb, per_item="yes", **kw)

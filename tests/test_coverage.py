@@ -366,9 +366,6 @@ REVIEWED_PAIRINGS = {
     ("S0", "Cauchy-Schwarz reduces to the representation space with fact"): (
         "T1 asserts ||U|| = 1, sum ||u_k||^2 = d (the factor d) and exact RMSE <= E(C; d), bias = clipping excess"
     ),
-    ("S0", "The online problem is convex, the geometric update converges"): (
-        "Eq5 asserts E(C; D), whose slope is gamma_hat - gamma*, convex; Fig8 and Fig9 convergence from all starts"
-    ),
     ("S1", "A two-phase approach sets a smaller sketch size for easier ("): (
         "summary; C2.3 asserts width B suffices, C2.4 the widths by tail, Fig1 two-phase widths <= 1/4 of minimax"
     ),

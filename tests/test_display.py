@@ -133,3 +133,73 @@ def test_book_style_sets_a_colour_blind_safe_cycle_and_checks_its_sizes():
                 book_style(width=bad)
     finally:
         mpl.rcParams.update(saved)
+
+
+def test_figure_text_check_flags_text_too_small_for_a_phone():
+    """Text of s points on an image w inches wide shows s/72 * 342/w px on a phone: the
+    book's defaults pass, a 9-point title on a 6.4-inch figure warns, and each figure
+    warns once per image width."""
+    import io
+    import warnings
+
+    import matplotlib as mpl
+    import matplotlib.pyplot as plt
+
+    from fedfreq.display import MIN_PHONE_TEXT_PX, PHONE_FIGURE_PX, FigureTextWarning, book_style, figure_text_px
+
+    saved = mpl.rcParams.copy()
+    try:
+        book_style()
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [0, 1], label="$p_s$")
+        ax.set(xlabel="$x$", ylabel="$y$")
+        ax.legend()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", FigureTextWarning)
+            fig.savefig(io.BytesIO(), format="png", bbox_inches="tight")
+        px, _ = figure_text_px(fig, 5.4 * fig.dpi)
+        assert px == pytest.approx(11.5 / 72 * PHONE_FIGURE_PX / 5.4) and px >= MIN_PHONE_TEXT_PX
+        plt.close(fig)
+
+        fig, ax = plt.subplots(figsize=(6.4, 3.8))
+        ax.plot([0, 1], [0, 1])
+        ax.set_title("small title", fontsize=9)
+        with pytest.warns(FigureTextWarning, match="'small title' is") as record:
+            fig.savefig(io.BytesIO(), format="png", bbox_inches="tight")
+        assert len(record) == 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", FigureTextWarning)
+            fig.savefig(io.BytesIO(), format="png", bbox_inches="tight")  # same width: no second warning
+        # an image narrower than the phone's column is shown at its own size
+        assert figure_text_px(fig, 100)[0] == pytest.approx(9 / 72 * fig.dpi)
+        plt.close(fig)
+    finally:
+        mpl.rcParams.update(saved)
+
+
+def test_glue_table_glues_each_cell_as_text(monkeypatch):
+    import fedfreq.display
+    from fedfreq.display import glue_table
+
+    stored = {}
+    monkeypatch.setattr(fedfreq.display, "_emit_glue", lambda name, value, display: stored.update({name: value}))
+    glue_table("t", [["a", "1.50"], [3, 0.25]])
+    assert stored == {"t_0_0": "a", "t_0_1": "1.50", "t_1_0": "3", "t_1_1": "0.25"}
+    with pytest.raises(ValueError, match="prefix"):
+        glue_table("", [[1]])
+    with pytest.raises(ValueError, match="rows must be"):
+        glue_table("t", None)
+    with pytest.raises(ValueError, match=r"rows\[0\]\[1\] must be finite"):
+        glue_table("t", [[1.0, float("nan")]])
+
+
+def test_the_browser_check_holds_figures_to_the_width_their_text_was_checked_for():
+    """scripts/browser_check.py fails a page whose figure is shown narrower on a phone than
+    the width fedfreq.display assumes when it checks a figure's text."""
+    import re
+    from pathlib import Path
+
+    from fedfreq.display import PHONE_FIGURE_PX
+
+    script = (Path(__file__).resolve().parents[1] / "scripts" / "browser_check.py").read_text()
+    assert int(re.search(r"^PHONE_FIGURE_PX = (\d+)$", script, re.M).group(1)) == PHONE_FIGURE_PX

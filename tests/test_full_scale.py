@@ -19,7 +19,9 @@ from ledger import chapter_stored_verdicts, load_full_scale, load_ledger  # noqa
 CHAPTERS = [p.stem for p in layout.pages()]
 RECORDS = load_full_scale()
 LEDGER = load_ledger()
-#: What the papers' scale may take per chapter on a 2-core machine.
+#: What the papers' scale may take per chapter on a 2-core machine: 30 minutes of the
+#: kernel's CPU time (recorded since 2026-11-28; older records give the wall time only),
+#: which, unlike the wall time, does not grow when other programs share the cores.
 MAX_SECONDS, MAX_GB = 1800, 4.0
 
 
@@ -32,7 +34,10 @@ def test_every_chapter_has_a_stored_full_scale_run():
 def test_each_chapter_completed_within_its_limits(stem):
     rec = RECORDS[stem]
     assert rec["status"] == "ok", f"{stem}: {rec['status']} ({rec.get('detail')})"
-    assert rec["seconds"] <= MAX_SECONDS, f"{stem}: {rec['seconds']} s"
+    if "cpu_seconds" in rec:
+        assert 0 < rec["cpu_seconds"] <= MAX_SECONDS, f"{stem}: {rec['cpu_seconds']} s of CPU time"
+    else:
+        assert rec["seconds"] <= MAX_SECONDS, f"{stem}: {rec['seconds']} s"
     assert 0 < rec["peak_rss_gb"] <= MAX_GB, f"{stem}: {rec['peak_rss_gb']} GB"
     for key in ("date", "machine", "python"):
         assert rec.get(key), f"{stem}: no {key}"

@@ -140,6 +140,7 @@ EXTRA_CALLS: dict[str, tuple[tuple, dict]] = {
     "exercises.bitpush.check_bitpush_estimator": ((lambda idx, rep, b, eps: 0.0,), {"n": 1000, "trials": 100}),
     "exercises.bitpush.check_split_encoding": ((lambda v, b: v,), {"trials": 60}),
     "display.glue": (("fuzz_value", 1.5), {}),
+    "display.glue_table": (("fuzz_table", [["a", 1.5]]), {}),
     "scale.current_scale": ((), {}),
 }
 
@@ -149,6 +150,7 @@ FREE_ARGUMENTS = {
     ("scale.pick", "full"),  # the value returned at the papers' scale, of any type
     ("display.glue", "value"),  # glues any displayable value
     ("display.glue", "name"),  # any non-empty key
+    ("display.glue_table", "prefix"),  # any non-empty start of the keys
     ("scale.progress", "iterable"),  # wraps any iterable
     ("scale.progress", "desc"),  # the experiment's name: any string
     ("scale.progress", "total"),  # passed to tqdm as a display hint

@@ -364,6 +364,7 @@ class ExecutionStats(_TableDirective):
             "* - Notebook",
             "  - Code cells",
             "  - Wall time (s)",
+            "  - CPU time (s)",
             "  - Budget (s)",
         ]
         total = 0.0
@@ -375,9 +376,17 @@ class ExecutionStats(_TableDirective):
                 f"* - {{doc}}`/notebooks/{name}`",
                 f"  - {rec['cells']}",
                 f"  - {rec['seconds']:.1f}",
+                f"  - {rec['cpu_seconds']:.1f}" if "cpu_seconds" in rec else "  - –",
                 f"  - {data['budget_seconds']}",
             ]
-        out += ["```", "", f"Total: {total:.1f} s for {len(records)} notebook(s)."]
+        out += [
+            "```",
+            "",
+            f"Total: {total:.1f} s of wall time for {len(records)} notebook(s). The budget applies to "
+            "the wall time on a machine running nothing else; the kernel's CPU time is shown for "
+            "comparison (it counts every thread, so a page whose linear algebra runs on two threads "
+            "can spend more CPU time than wall time).",
+        ]
         env = data.get("environment")
         if env:
             blas = (

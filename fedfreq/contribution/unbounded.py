@@ -135,7 +135,7 @@ def _laplace_tail_moments(u: np.ndarray, mu: np.ndarray, b: float) -> tuple[np.n
     return p, m
 
 
-def unbounded_expected_error(hbar, Nbar, *, C: float, epsilon: float, delta: float):
+def unbounded_expected_error(hbar, Nbar, *, C: float, epsilon: float, delta: float, per_item: bool = False):
     r"""Exact :math:`\mathbb E[\|\widehat N - \overline N\|_1 \mid \bar h]` of Algorithm 3 given the clipped sums.
 
     For each item with :math:`\overline N_j > 0` and :math:`X = \bar h_j + Z`,
@@ -151,12 +151,17 @@ def unbounded_expected_error(hbar, Nbar, *, C: float, epsilon: float, delta: flo
         Clipped sums :math:`\bar h_j = \sum_i h_{ij}` (one or several draws).
     Nbar : array_like, shape (d,)
         True totals; items with :math:`\overline N_j = 0` are ignored.
+    per_item : bool
+        Return the error of every item (shape of ``hbar``, 0 where
+        :math:`\overline N_j = 0`) instead of their sum.
 
     Examples
     --------
     >>> round(unbounded_expected_error([100.0], [100.0], C=1, epsilon=1.0, delta=0.01), 4)
     1.0
     """
+    if not isinstance(per_item, bool | np.bool_):
+        raise ValueError(f"per_item must be True or False; got {per_item!r}")
     h = check_array("hbar", hbar, low=0.0)
     Nb = check_array("Nbar", Nbar, ndim=1, low=0.0)
     if h.ndim == 0 or h.shape[-1] != Nb.size:
@@ -173,6 +178,10 @@ def unbounded_expected_error(hbar, Nbar, *, C: float, epsilon: float, delta: flo
     p_m, m_m = _laplace_tail_moments(mt, h, b)
     with np.errstate(over="ignore", invalid="ignore"):
         err = Nv * (1.0 - p_t) + (m_m - Nv * p_m) + (Nv * (p_t - p_m) - (m_t - m_m))
+        if per_item:
+            full = np.zeros(err.shape[:-1] + (Nb.size,))
+            full[..., keep] = err
+            return _finite_loss(full, "hbar, Nbar, C and epsilon")
         out = _finite_loss(err.sum(axis=-1), "hbar, Nbar, C and epsilon")
     return _out(out)
 
