@@ -146,24 +146,32 @@ format: venv
 test-mutations: venv
 	$(PY) scripts/mutate_claims.py --jobs 2
 
+## The test stages run two pytest workers (-n 2) on a 2-core machine: each worker (and each
+## notebook kernel it starts) gets one BLAS thread, so that two workers do not run four
+## OpenBLAS threads that spin while they wait for a core. Results do not depend on it: nbval
+## compares the outputs stored by executions with the default threads.
+ONE_THREAD := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+
 ## Unit, statistical and property tests; the doctests of every module run against the installed
 ## wheel (tests/test_install.py).
+## The assignments the unit tests build (tests/test_assignments.py) go to _build/assignments, where
+## `make test` lets test-handouts scan them instead of building them a second time.
 test-unit: venv
-	$(PY) -m pytest tests -q -n 2 --durations=15
+	FEDFREQ_ASSIGNMENTS_OUT=$(CURDIR)/_build/assignments $(ONE_THREAD) $(PY) -m pytest tests -q -n 2 --durations=15
 
 NBVAL := -m pytest -q -n 2 --dist loadfile --nbval notebooks --nbval-current-env --nbval-sanitize-with $(SANITIZE) -o testpaths=notebooks
 
 ## nbval re-executes every chapter and compares its outputs with the stored ones; in the same
 ## execution, each claim's ledger mutations run just before its cell and must flip its check.
 test-nbval: venv
-	$(PY) $(NBVAL) --claim-mutations --durations=10
+	$(ONE_THREAD) $(PY) $(NBVAL) --claim-mutations --durations=10
 
 ## The same comparison in a second numeric configuration: numpy's SIMD dispatch limited to
 ## its baseline (the stored outputs must not depend on the CPU's vector extensions).
 test-nbval-baseline: venv
 	disabled="$$($(PY) scripts/numeric_env.py --above-baseline)"; \
 	echo "re-executing the chapters with NPY_DISABLE_CPU_FEATURES='$$disabled'"; \
-	NPY_DISABLE_CPU_FEATURES="$$disabled" $(PY) $(NBVAL)
+	NPY_DISABLE_CPU_FEATURES="$$disabled" $(ONE_THREAD) $(PY) $(NBVAL)
 
 ## The browser check serves the site under a sub-path, as a project page is served
 ## (https://<owner>.github.io/<repository>/): any address that escapes it fails.
@@ -174,10 +182,12 @@ test-browser: chromium
 
 ## What students receive, scanned for answers once it is built: the student site (HTML and search
 ## index, built by `make student`) and the handed-out side of every assignment (built here
-## without otter's solution run, which tests/test_assignments.py does); and no instructor
-## material in the public site or the student edition.
+## without otter's solution run, which tests/test_assignments.py does; ASSIGNMENTS_BUILT=1 scans
+## the build test-unit left in _build/assignments); and no instructor material in the public site
+## or the student edition.
+ASSIGNMENTS_BUILT ?=
 test-handouts: venv
-	$(PY) scripts/make_assignments.py --no-run-tests
+	$(if $(ASSIGNMENTS_BUILT),,$(PY) scripts/make_assignments.py --no-run-tests)
 	FEDFREQ_REQUIRE_BUILDS=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_student.py tests/test_instructor.py \
 		-k "built_student_site or built_assignments or no_instructor_material_in_the_builds"
 
@@ -189,7 +199,7 @@ test: venv mathjax
 	$(MAKE) --no-print-directory test-nbval-baseline && \
 	$(MAKE) --no-print-directory -j2 book-stored student && \
 	$(MAKE) --no-print-directory test-browser && \
-	$(MAKE) --no-print-directory test-handouts && \
+	$(MAKE) --no-print-directory test-handouts ASSIGNMENTS_BUILT=1 && \
 	echo "make test: all stages passed in $$(( $$(date +%s) - start )) s"
 
 serve:

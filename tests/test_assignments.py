@@ -2,7 +2,9 @@
 
 Every archive is built once per test session (``otter assign`` through
 ``scripts/make_assignments.py``, one wheel shared by the seven; with ``pytest -n 2`` the
-workers share the build through a lock file). Then:
+workers share the build through a lock file), into a temporary folder or, when
+``FEDFREQ_ASSIGNMENTS_OUT`` names one (``make test`` gives ``_build/assignments``), into that
+folder, emptied first, where ``make test-handouts`` then scans the same build. Then:
 
 * **from the archive alone**: the seven archives ask for the same environment (their
   ``requirements.txt`` and ``environment.yml`` are compared), so one fresh virtualenv is
@@ -196,20 +198,28 @@ def _shared_dir(tmp_path_factory, worker_id: str) -> Path:
 @pytest.fixture(scope="session")
 def built(tmp_path_factory, worker_id) -> Path:
     """All seven assignments, built once (the workers of ``pytest -n`` share them)."""
-    out = _shared_dir(tmp_path_factory, worker_id)
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "build.lock", "w") as lock:
+    shared = _shared_dir(tmp_path_factory, worker_id)
+    shared.mkdir(parents=True, exist_ok=True)
+    target = os.environ.get("FEDFREQ_ASSIGNMENTS_OUT")
+    out = Path(target).resolve() if target else shared
+    # the lock and the marker live in this session's temporary folder, so that a folder
+    # named by FEDFREQ_ASSIGNMENTS_OUT is rebuilt by every session, never reused stale
+    with open(shared / "build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (out / "built.ok").exists():
-            wheel = make_assignments.build_wheel(out / "wheel")
-            with ThreadPoolExecutor(max_workers=2) as pool:
-                list(
-                    pool.map(
-                        lambda m: make_assignments.assign(m, out / m.stem, wheel=wheel, run_tests=False),
-                        MASTERS,
+        if not (shared / "built.ok").exists():
+            if target:
+                shutil.rmtree(out, ignore_errors=True)
+            out.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix="fedfreq-wheel-") as tmp:
+                wheel = make_assignments.build_wheel(Path(tmp))
+                with ThreadPoolExecutor(max_workers=2) as pool:
+                    list(
+                        pool.map(
+                            lambda m: make_assignments.assign(m, out / m.stem, wheel=wheel, run_tests=False),
+                            MASTERS,
+                        )
                     )
-                )
-            (out / "built.ok").write_text("ok")
+            (shared / "built.ok").write_text(str(out))
     return out
 
 

@@ -366,14 +366,8 @@ REVIEWED_PAIRINGS = {
     ("S0", "Cauchy-Schwarz reduces to the representation space with fact"): (
         "T1 asserts ||U|| = 1, sum ||u_k||^2 = d (the factor d) and exact RMSE <= E(C; d), bias = clipping excess"
     ),
-    ("S1", "A two-phase approach sets a smaller sketch size for easier ("): (
-        "summary; C2.3 asserts width B suffices, C2.4 the widths by tail, Fig1 two-phase widths <= 1/4 of minimax"
-    ),
     ("S1", "Differential privacy can be added, and experiments on large "): (
         "summary; T4.1 asserts the DP sketch's sensitivity and noise, Fig3 hybrid ahead of fresh and shared"
-    ),
-    ("S1", "A sketch size linear in n is pessimistic; the error adapts t"): (
-        "summary; C2.2 asserts the error tracks the tail energy, C2.4 the widths by tail, Fig1 the width savings"
     ),
     ("S1", "HybridSketch adapts to the tail of a heterogeneity vector th"): (
         "summary; T3.2 asserts the hybrid error scales with the tail of F, T3.2-F that F <= f"
@@ -416,9 +410,6 @@ REVIEWED_PAIRINGS = {
     ),
     ("S4", "Near 2-approximation of the best contribution bound for boun"): (
         "summary; L4.2, T4.3 assert the 2-approximations (Cor4.5 privately), T5.2, Cor5.3 the log one, TC.2 debiasing"
-    ),
-    ("S4", "The error is at most the convex surrogate G(C) and at least "): (
-        "T4.3 asserts G/2 <= L_G <= G on 500-point grids and that C* minimises G"
     ),
     ("S4", "Only a small extra privacy budget is needed to choose the th"): (
         "Fig2 asserts C_DPSGD at eps' = 0.1 (eps = 1 for the histogram) within 1.25x of the loss of C*"

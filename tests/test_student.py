@@ -239,6 +239,10 @@ def test_the_built_student_site_shows_no_answer():
 
 def test_the_built_assignments_hand_out_no_answer():
     """The student side of every built assignment archive (make assignments), if built."""
+    if os.environ.get("FEDFREQ_ASSIGNMENTS_OUT") and not os.environ.get("FEDFREQ_REQUIRE_BUILDS"):
+        # the unit tests are building _build/assignments right now (tests/test_assignments.py);
+        # make test-handouts scans that build once it is complete
+        pytest.skip("the assignments are being built by this session; test-handouts scans them")
     sides = sorted((ROOT / "_build" / "assignments").glob("*/student"))
     if not sides:
         assert not os.environ.get("FEDFREQ_REQUIRE_BUILDS"), "no built assignment under _build/assignments"
