@@ -10,6 +10,15 @@ afterwards, so that the real cell then computes exactly what it computes without
 not flip its check (the mutated cell raises ``ClaimFailed`` for the claim, or prints
 another verdict than the ledger's), a mutation that no longer applies, or a claim without
 a mutation fails the cell's test. The summary counts the mutations that flipped.
+
+With ``--student-check`` the same execution also checks each teaching page's student
+notebook (``scripts/make_student.py``: solutions removed, an answer cell in place of each).
+The student notebook agrees with the chapter up to the code cell where it first departs
+from it, which nbval runs anyway; just before that cell, the student's cells from there on
+run in a copy of the kernel's variables (as a mutation does), and any error fails the
+cell's test: no cell may depend on a removed solution, and each answer cell must run
+unanswered. The state is restored, and nbval's comparison of the chapter's real cells that
+follow proves it.
 """
 
 from __future__ import annotations
@@ -23,7 +32,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import make_student  # noqa: E402
 import mutate_claims  # noqa: E402
+import nbformat  # noqa: E402
 
 #: seconds a mutation run may take (the slowest mutated claim cells take a few seconds)
 MUTATION_TIMEOUT = 600
@@ -37,6 +48,65 @@ def pytest_addoption(parser) -> None:
         default=False,
         help="run each claim's ledger mutations before its cell; each must flip the check",
     )
+    parser.addoption(
+        "--student-check",
+        action="store_true",
+        default=False,
+        help="run each teaching page's student notebook from its first exercise on, in a "
+        "copy of the kernel's state, before the chapter's cell where it departs",
+    )
+
+
+_students: dict[str, dict] = {}
+
+
+def _student_plan(notebook: Path) -> dict:
+    """Where the chapter's student notebook departs from it (code cell k), and its cells
+    from there on; none for a reproduction page (it has no exercises)."""
+    key = str(notebook)
+    if key not in _students:
+        plan = {"k": None, "sources": [], "problem": None}
+        if not notebook.stem.endswith("_reproduction"):
+            nb = nbformat.read(notebook, as_version=4)
+            k, sources = make_student.student_suffix(nb)
+            n_code = sum(c.cell_type == "code" for c in nb.cells)
+            if not any(src.startswith("# Exercise ") for src in sources):
+                plan["problem"] = "the student notebook has no answer cell"
+            elif k >= n_code:
+                plan["problem"] = (
+                    "the student notebook departs after the chapter's last cell"
+                )
+            else:
+                plan.update(k=k, sources=sources)
+        _students[key] = plan
+    return _students[key]
+
+
+def _run_student_check(item) -> list[str]:
+    """Run the student suffix in the kernel; the problems found (empty if it ran clean)."""
+    plan = _student_plan(Path(str(item.parent.fspath)))
+    if plan["problem"]:
+        return [plan["problem"]] if item.cell_num == 0 else []
+    if item.cell_num != plan["k"]:
+        return []
+    mplan = _plan(Path(str(item.parent.fspath)))
+    if not mplan["runner"]:
+        _execute(item, mutate_claims.RUNNER)
+        mplan["runner"] = True
+    _execute(item, make_student.STUDENT_RUNNER)
+    said = [
+        json.loads(line[len(make_student.STUDENT_MARK) :])
+        for line in _execute(
+            item, f"_run_student_suffix({plan['sources']!r})"
+        ).splitlines()
+        if line.startswith(make_student.STUDENT_MARK)
+    ]
+    item.user_properties.append(("student_check", 1))
+    if len(said) != 1:
+        return ["the student-notebook runner reported nothing"]
+    if said[0]["error"]:
+        return [f"student notebook, from its first exercise on: {said[0]['error']}"]
+    return []
 
 
 def _plan(notebook: Path) -> dict:
@@ -81,13 +151,16 @@ def _execute(item, code: str) -> str:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_call(item) -> None:
-    if (
-        not item.config.getoption("--claim-mutations")
-        or type(item).__name__ != "IPyNbCell"
-    ):
+    if type(item).__name__ != "IPyNbCell":
+        return
+    failures = []
+    if item.config.getoption("--student-check"):
+        failures += _run_student_check(item)
+    if not item.config.getoption("--claim-mutations"):
+        if failures:
+            pytest.fail("\n  ".join(failures), pytrace=False)
         return
     plan = _plan(Path(str(item.parent.fspath)))
-    failures = []
     if item.cell_num == 0:
         failures += plan["problems"]
     calls = plan["calls"].get(item.cell_num, [])
@@ -114,9 +187,7 @@ def pytest_runtest_call(item) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    if not config.getoption("--claim-mutations"):
-        return
-    planned = flipped = 0
+    planned = flipped = students = 0
     for reports in terminalreporter.stats.values():
         for report in reports:
             if getattr(report, "when", None) != "call":
@@ -125,6 +196,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
                 if name == "claim_mutations":
                     planned += value[0]
                     flipped += value[1]
-    terminalreporter.write_line(
-        f"claim mutations: {flipped}/{planned} flip their check"
-    )
+                elif name == "student_check":
+                    students += value
+    if config.getoption("--claim-mutations"):
+        terminalreporter.write_line(
+            f"claim mutations: {flipped}/{planned} flip their check"
+        )
+    if config.getoption("--student-check"):
+        terminalreporter.write_line(
+            f"student notebooks: {students} run from their first exercise on"
+        )

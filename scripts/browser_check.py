@@ -721,23 +721,30 @@ def _inspect_page(page, result, fail, is_local, links, raw, url, rel, args, shot
     # (f) screenshot
     if shots_dir is not None:
         shot = shots_dir / screenshot_name(rel)
-        try:
-            # very long pages are captured down to MAX_SHOT_HEIGHT pixels: a full-page
-            # capture of tens of thousands of pixels is slow and no one reads it whole
-            height = page.evaluate("document.documentElement.scrollHeight")
-            width = page.viewport_size["width"] if page.viewport_size else 1280
-            if height > MAX_SHOT_HEIGHT:
-                page.screenshot(
-                    path=str(shot),
-                    full_page=True,
-                    timeout=args.timeout * 1000,
-                    clip={"x": 0, "y": 0, "width": width, "height": MAX_SHOT_HEIGHT},
-                )
-            else:
-                page.screenshot(path=str(shot), full_page=True, timeout=args.timeout * 1000)
-            result["screenshot"] = str(shot)
-        except Exception as exc:  # noqa: BLE001
-            fail("screenshot", f"screenshot failed: {exc}".splitlines()[0])
+        # Chromium occasionally refuses a capture on a busy machine ("Unable to capture
+        # screenshot"); a second attempt after a pause decides
+        for attempt in (1, 2):
+            try:
+                # very long pages are captured down to MAX_SHOT_HEIGHT pixels: a full-page
+                # capture of tens of thousands of pixels is slow and no one reads it whole
+                height = page.evaluate("document.documentElement.scrollHeight")
+                width = page.viewport_size["width"] if page.viewport_size else 1280
+                if height > MAX_SHOT_HEIGHT:
+                    page.screenshot(
+                        path=str(shot),
+                        full_page=True,
+                        timeout=args.timeout * 1000,
+                        clip={"x": 0, "y": 0, "width": width, "height": MAX_SHOT_HEIGHT},
+                    )
+                else:
+                    page.screenshot(path=str(shot), full_page=True, timeout=args.timeout * 1000)
+                result["screenshot"] = str(shot)
+                break
+            except Exception as exc:  # noqa: BLE001
+                if attempt == 2:
+                    fail("screenshot", f"screenshot failed: {exc}".splitlines()[0])
+                else:
+                    page.wait_for_timeout(500)
 
 
 def check_layout(layout: dict, fail, *, narrow: bool, warn=None) -> None:

@@ -26,7 +26,8 @@ directive to its closing one, and writes
   ``--hub URL --kit-repo URL`` the README lists each chapter's nbgitpuller link.
 
 ``tests/test_student.py`` checks that no line of any solution appears in the student
-notebooks or the student site, and executes one student notebook.
+notebooks or the student site; the nbval run of ``make test`` (``--student-check``, see
+:func:`student_suffix`) runs every student notebook from its first exercise on.
 """
 
 from __future__ import annotations
@@ -174,6 +175,57 @@ def student_notebook(nb: nbformat.NotebookNode, *, keep_outputs: bool) -> tuple[
         if cell.cell_type == "code" and not keep_outputs:
             cell.outputs, cell.execution_count = [], None
     return stripped, removed
+
+
+def student_suffix(nb: nbformat.NotebookNode) -> tuple[int, list[str]]:
+    """Where a student notebook first departs from its chapter, and what it runs from there.
+
+    Returns ``(k, sources)``: the student's code cells agree with the chapter's up to code
+    cell ``k`` (exclusive), and ``sources`` are the student's code cells from there on
+    (its answer cells and the chapter's cells that follow them, solutions removed). The
+    student notebook therefore runs as the chapter runs up to cell k, and then runs
+    ``sources``; the nbval run of the chapter (``--student-check``) runs them in a copy of
+    the kernel's state just before the chapter's cell k.
+    """
+    student, _ = student_notebook(nb, keep_outputs=False)
+    chapter = [c.source for c in nb.cells if c.cell_type == "code"]
+    handed = [c.source for c in student.cells if c.cell_type == "code"]
+    k = 0
+    while k < min(len(chapter), len(handed)) and chapter[k] == handed[k]:
+        k += 1
+    return k, handed[k:]
+
+
+#: The mark of the line the student-suffix runner prints (a JSON object follows it).
+STUDENT_MARK = "@@student@@ "
+
+#: Code run in a chapter's kernel by the nbval run (``--student-check``): runs a student
+#: notebook's cells from its first departure from the chapter, one after another, in a
+#: copy of the names they can reach, restores the kernel's state, and prints one marked
+#: JSON line: the number of cells run and the first error, if any. It needs the mutation
+#: runner's ``_snapshot`` and ``_restore`` (``scripts/mutate_claims.py``), run first.
+STUDENT_RUNNER = r"""
+def _run_student_suffix(sources):
+    import json
+    from IPython import get_ipython
+    from IPython.utils.capture import capture_output
+    g = globals()
+    codes = [get_ipython().transform_cell(s) for s in sources]
+    saved, before = _snapshot(codes, g)
+    result = {"cells": len(codes), "error": None}
+    try:
+        with capture_output():
+            for i, code in enumerate(codes):
+                try:
+                    exec(compile(code, f"<student code cell {i}>", "exec"), g)
+                except Exception as exc:
+                    first = sources[i].strip().splitlines()[0] if sources[i].strip() else ""
+                    result["error"] = f"cell {i} ({first[:60]!r}): {type(exc).__name__}: {exc}"[:400]
+                    break
+    finally:
+        _restore(g, saved, before)
+    print("@@student@@ " + json.dumps(result))
+"""
 
 
 def chapters() -> list[Path]:

@@ -122,3 +122,53 @@ def test_clipping_error_bound_matches_the_definition():
     s = math.sqrt(40 / (4 * 10 * 300 * 0.2**2))
     naive = np.array([np.maximum(0, a - c).mean() + c * s for c in Cs])
     np.testing.assert_allclose(cpbm.clipping_error_bound(a, Cs, D=40, m=10, theta=0.2), naive, rtol=1e-12, atol=1e-12)
+
+
+def test_closed_form_mse_equals_the_error_terms_at_every_kind_of_threshold():
+    """cpbm_mse against the direct sum of cpbm_error_terms: thresholds below every norm,
+    exactly at norms (ties included), between them and above all; a zero row too."""
+    rng = np.random.default_rng(11)
+    n, d, theta, m = 60, 5, 0.2, 7
+    U = tight_frame(d, 2 * d, rng=rng)
+    X = np.round(rng.gamma(1.5, 2.0, size=(n, d)), 0)
+    X[3] = 0.0  # a user with nothing: its representation is zero, never clipped
+    X[10] = X[11]  # two users with the same norm
+    Y = kashin_representation(X, U, eta=0.7, nu=0.3)
+    a = np.linalg.norm(Y, axis=1)
+    Cs = np.concatenate(
+        [[1e-3, a[a > 0].min() / 2], np.sort(a[a > 0])[::9], [a[10]], rng.uniform(0.1, 2 * a.max(), 15), [3 * a.max()]]
+    )
+    direct = np.array([sum(cpbm.cpbm_error_terms(X, U, C, theta=theta, m=m, y=Y)) for C in Cs])
+    fast = cpbm.cpbm_mse(X, U, Cs, theta=theta, m=m, y=Y)
+    assert fast.shape == Cs.shape
+    np.testing.assert_allclose(fast, direct, rtol=1e-10, atol=1e-12)
+    assert isinstance(cpbm.cpbm_mse(X, U, float(Cs[5]), theta=theta, m=m, y=Y), float)
+    np.testing.assert_allclose(
+        cpbm.cpbm_mse(X, U, Cs.reshape(-1, 1), theta=theta, m=m, y=Y).ravel(), direct, rtol=1e-10
+    )
+
+
+def test_the_exact_minimum_is_below_every_threshold_and_attained():
+    """No threshold on a dense grid, nor any user norm, beats cpbm_mse_minimum, and the MSE it
+    reports is the MSE at its threshold."""
+    rng = np.random.default_rng(12)
+    for n, d, m in ((40, 4, 3), (200, 8, 30)):
+        U = tight_frame(d, 2 * d, rng=rng)
+        X = rng.poisson(rng.uniform(0.2, 6.0, size=(n, 1)), size=(n, d)).astype(float)
+        Y = kashin_representation(X, U, eta=0.7, nu=0.3)
+        C_min, e_min = cpbm.cpbm_mse_minimum(X, U, theta=0.2, m=m, y=Y)
+        a = np.linalg.norm(Y, axis=1)
+        grid = np.concatenate([np.linspace(1e-3, 1.5 * a.max(), 4001), a[a > 0]])
+        curve = cpbm.cpbm_mse(X, U, grid, theta=0.2, m=m, y=Y)
+        assert C_min > 0
+        assert e_min <= curve.min() * (1 + 1e-12)
+        assert math.isclose(cpbm.cpbm_mse(X, U, C_min, theta=0.2, m=m, y=Y), e_min, rel_tol=1e-9)
+        # the grid comes close to it: the minimum is not an artefact of one interval
+        assert curve.min() <= e_min * (1 + 1e-3)
+
+
+@pytest.mark.parametrize("C", [0.0, -1.0, float("nan"), [], [1.0, 0.0]])
+def test_closed_form_mse_refuses_a_threshold_that_is_not_positive(C):
+    U = tight_frame(2, 4, rng=0)
+    with pytest.raises(ValueError, match="^C "):
+        cpbm.cpbm_mse(np.ones((3, 2)), U, C, theta=0.2, m=3)

@@ -218,3 +218,32 @@ def test_every_claim_has_a_mutation_that_applies():
         problems += found
     assert not problems, problems
     assert planned >= len(LEDGER)
+
+
+def test_the_fast_yaml_parser_reads_the_ledger_as_the_reference_parser_does():
+    """The ledger and coverage files are parsed with libyaml (the build asks for the ledger
+    at every verdict badge); it must give exactly what PyYAML's pure-Python parser gives,
+    and the cached ledger must follow an edit of a file."""
+    import yaml
+    from ledger import COVERAGE_DIR, YAML_LOADER, load_yaml
+
+    assert YAML_LOADER is getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    for path in [*ledger_files(), *sorted(COVERAGE_DIR.glob("*.yml"))]:
+        assert load_yaml(path) == yaml.safe_load(path.read_text(encoding="utf-8")), path.name
+    first = load_ledger()
+    first[0]["id"] = "changed by the caller"
+    assert load_ledger()[0]["id"] != "changed by the caller"  # callers get copies
+
+
+def test_the_cached_ledger_follows_an_edit_of_its_files(tmp_path, monkeypatch):
+    import ledger
+
+    src = ledger_files()[0]
+    (tmp_path / src.name).write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(ledger, "LEDGER_DIR", tmp_path)
+    before = ledger.load_ledger()
+    text = (tmp_path / src.name).read_text(encoding="utf-8")
+    (tmp_path / src.name).write_text(text.replace(f"id: {before[0]['id']}", "id: EDITED-ID", 1), encoding="utf-8")
+    after = ledger.load_ledger()
+    assert before[0]["id"] != "EDITED-ID" and after[0]["id"] == "EDITED-ID"
+    assert len(after) == len(before)

@@ -73,6 +73,11 @@ def test_every_exercise_with_a_solution_is_found():
 WITH_EXERCISES = [p for p in CHAPTERS if not p.stem.endswith("_reproduction")]
 
 
+@pytest.mark.skipif(
+    not os.environ.get("FEDFREQ_STUDENT_EXECUTE"),
+    reason="make test checks every student notebook inside its nbval run (--student-check, "
+    "notebooks/conftest.py); FEDFREQ_STUDENT_EXECUTE=1 executes each one on its own",
+)
 @pytest.mark.parametrize("path", WITH_EXERCISES, ids=lambda p: p.stem)
 def test_every_student_notebook_runs_before_any_exercise_is_answered(path, tmp_path):
     """Each student notebook executes from top to bottom as handed out: no cell of the
@@ -253,3 +258,57 @@ def test_the_built_assignments_hand_out_no_answer():
             if path.is_file() and path.suffix in {".ipynb", ".md", ".py", ".txt", ".html", ".json"}:
                 found = _leaks(path.read_text(errors="replace"), forbidden)
                 assert not found, f"{path.relative_to(ROOT)}: {found[:3]}"
+
+
+def _tiny_chapter(later: str) -> nbformat.NotebookNode:
+    """A chapter with one exercise, whose solution defines ``answer``, and a later cell."""
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    return nbformat.v4.new_notebook(
+        cells=[
+            code("import numpy as np\nrng = np.random.default_rng(1)\nvalues = [1, 2]"),
+            md(":::{exercise} Core: a sum\n:label: ex-tiny\n\nAdd the values.\n:::"),
+            md("```{solution-start} ex-tiny\n:class: dropdown\n```"),
+            code("answer = sum(values)\nvalues.append(answer)"),
+            md("```{solution-end}\n```"),
+            code(later),
+        ]
+    )
+
+
+def _run_suffix_in_a_kernel(chapter: nbformat.NotebookNode) -> tuple[dict, str]:
+    """Run the chapter's cells before its first departure, then the student runner, as the
+    nbval run does; return what the runner said and the state the kernel kept."""
+    import json
+
+    import mutate_claims
+
+    k, sources = make_student.student_suffix(chapter)
+    prefix = [c.source for c in chapter.cells if c.cell_type == "code"][:k]
+    cells = [
+        *prefix,
+        mutate_claims.RUNNER,
+        make_student.STUDENT_RUNNER,
+        f"_run_student_suffix({sources!r})",
+        "print(sorted(k for k in globals() if k in ('answer', 'values')), values)",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    said = [o["text"] for o in nb.cells[-2].outputs if o.get("name") == "stdout"]
+    (line,) = [ln for text in said for ln in text.splitlines() if ln.startswith(make_student.STUDENT_MARK)]
+    state = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    return json.loads(line[len(make_student.STUDENT_MARK) :]), state
+
+
+def test_the_student_check_runs_the_handed_out_cells_and_restores_the_state():
+    chapter = _tiny_chapter("total = sum(values)")
+    k, sources = make_student.student_suffix(chapter)
+    assert k == 1 and sources[0].startswith("# Exercise ex-tiny") and sources[-1] == "total = sum(values)"
+    said, state = _run_suffix_in_a_kernel(chapter)
+    assert said == {"cells": 2, "error": None}
+    assert state.strip() == "['values'] [1, 2]"  # nothing of the run is left behind
+
+
+def test_the_student_check_catches_a_cell_that_needs_a_removed_solution():
+    said, state = _run_suffix_in_a_kernel(_tiny_chapter("print(answer + 1)"))
+    assert said["cells"] == 2 and "NameError" in said["error"] and "answer" in said["error"]
+    assert state.strip() == "['values'] [1, 2]"

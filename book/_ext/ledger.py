@@ -134,15 +134,36 @@ def ledger_files() -> list[Path]:
     return sorted(LEDGER_DIR.glob("*.yml"))
 
 
+#: libyaml's parser where PyYAML was built with it (the wheels are), else the pure-Python one:
+#: the same documents, parsed about ten times faster.
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_yaml(path: Path):
+    """One YAML file, parsed safely (libyaml where available)."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=YAML_LOADER)
+
+
+_LEDGER_CACHE: dict[tuple, list[dict]] = {}
+
+
 def load_ledger() -> list[dict]:
-    """All claims, each with ``chapter`` set from its file name (``notebooks/<stem>``)."""
-    claims = []
-    for path in ledger_files():
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh) or {}
-        for claim in data.get("claims", []):
-            claims.append(dict(claim, chapter=f"notebooks/{path.stem}"))
-    return claims
+    """All claims, each with ``chapter`` set from its file name (``notebooks/<stem>``).
+
+    The files are parsed once per change: every ``{verdict}`` role of the book asks for the
+    ledger, and re-parsing it for each of them dominated the build.
+    """
+    paths = ledger_files()
+    key = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
+    if key not in _LEDGER_CACHE:
+        claims = []
+        for path in paths:
+            data = load_yaml(path) or {}
+            for claim in data.get("claims", []):
+                claims.append(dict(claim, chapter=f"notebooks/{path.stem}"))
+        _LEDGER_CACHE.clear()
+        _LEDGER_CACHE[key] = claims
+    return [dict(c) for c in _LEDGER_CACHE[key]]
 
 
 def _cell(text: str) -> str:
@@ -241,7 +262,7 @@ def load_coverage() -> dict[str, dict]:
     for prefix in PAPERS:
         path = COVERAGE_DIR / f"{prefix}.yml"
         if path.exists():
-            out[prefix] = yaml.safe_load(path.read_text(encoding="utf-8"))
+            out[prefix] = load_yaml(path)
     return out
 
 
@@ -629,7 +650,7 @@ def _claim_object_type(app):
 
 
 def _ledger_by_id() -> dict[str, dict]:
-    return {c["id"]: c for c in load_ledger()}
+    return {c["id"]: c for c in load_ledger()}  # parsed once per change of the files
 
 
 def verdict_class(verdict: str) -> str:
