@@ -197,15 +197,18 @@ test-handouts: venv
 	FEDFREQ_REQUIRE_BUILDS=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_student.py tests/test_instructor.py \
 		-k "built_student_site or built_assignments or no_instructor_material_in_the_builds"
 
+## Each stage's wall time is printed at the end, after the total.
 test: venv mathjax
-	@start=$$(date +%s); \
-	$(MAKE) --no-print-directory lint && \
-	$(MAKE) --no-print-directory test-unit && \
-	$(MAKE) --no-print-directory test-nbval && \
-	$(MAKE) --no-print-directory -j2 book-stored student && \
-	$(MAKE) --no-print-directory test-browser && \
-	$(MAKE) --no-print-directory test-handouts ASSIGNMENTS_BUILT=1 && \
-	echo "make test: all stages passed in $$(( $$(date +%s) - start )) s"
+	@start=$$(date +%s); times=""; \
+	stage() { name=$$1; shift; s=$$(date +%s); $(MAKE) --no-print-directory "$$@" || return 1; \
+		times="$$times, $$name $$(( $$(date +%s) - s )) s"; }; \
+	stage lint lint && \
+	stage unit test-unit && \
+	stage nbval test-nbval && \
+	stage builds -j2 book-stored student && \
+	stage browser test-browser && \
+	stage handouts test-handouts ASSIGNMENTS_BUILT=1 && \
+	echo "make test: all stages passed in $$(( $$(date +%s) - start )) s ($${times#, })"
 
 serve:
 	$(PY) -m http.server --directory _build/html --bind 127.0.0.1 $(PORT)
