@@ -247,3 +247,20 @@ def test_the_cached_ledger_follows_an_edit_of_its_files(tmp_path, monkeypatch):
     after = ledger.load_ledger()
     assert before[0]["id"] != "EDITED-ID" and after[0]["id"] == "EDITED-ID"
     assert len(after) == len(before)
+
+
+#: A claim about a paper's experiment: its source names a figure or a table, or the paper's
+#: experimental setup or details.
+EXPERIMENT_SOURCE = re.compile(r"\b(?:Fig\.?|Figures?|Tables?|Tab\.)\s*\d|\bexperiment", re.IGNORECASE)
+
+
+def test_every_corrected_or_failed_experiment_records_the_papers_stated_setup():
+    """Not only readings, stand-ins and scale verdicts: any verdict other than *verified* on
+    one of the papers' experiments says what the paper states for that experiment's setup
+    and how the check used it."""
+    missing = [
+        c["id"]
+        for c in LEDGER
+        if c["verdict"] != "verified" and EXPERIMENT_SOURCE.search(c["source"]) and not c.get("stated_setup")
+    ]
+    assert not missing, missing
